@@ -1,0 +1,90 @@
+package org.jdlpack.abi;
+
+import java.util.Optional;
+
+/**
+ * The device types DLPack 1.3 defines ({@code DLDeviceType}), with their C enum values.
+ *
+ * <p>A {@link DLDevice} keeps the raw code, so a device type added by a newer DLPack is carried
+ * through unchanged rather than rejected; {@link #of(int)} tells whether a code is one of these.
+ */
+public enum DLDeviceType {
+    /** {@code kDLCPU}: ordinary host memory. */
+    CPU(1, true),
+    /** {@code kDLCUDA}: CUDA device memory. */
+    CUDA(2, false),
+    /** {@code kDLCUDAHost}: page-locked host memory allocated with cudaMallocHost. */
+    CUDA_HOST(3, true),
+    /** {@code kDLOpenCL}: an OpenCL buffer; {@code data} is a {@code cl_mem} handle. */
+    OPENCL(4, false),
+    /** {@code kDLVulkan}: Vulkan buffer. */
+    VULKAN(7, false),
+    /** {@code kDLMetal}: Metal buffer. */
+    METAL(8, false),
+    /** {@code kDLVPI}: Verilog simulator buffer. */
+    VPI(9, false),
+    /** {@code kDLROCM}: ROCm GPU memory. */
+    ROCM(10, false),
+    /** {@code kDLROCMHost}: page-locked host memory allocated by ROCm. */
+    ROCM_HOST(11, true),
+    /** {@code kDLExtDev}: a device defined by an extension, not by DLPack. */
+    EXT_DEV(12, false),
+    /** {@code kDLCUDAManaged}: CUDA managed (unified) memory, addressable by host and device. */
+    CUDA_MANAGED(13, true),
+    /** {@code kDLOneAPI}: oneAPI unified shared memory. */
+    ONE_API(14, false),
+    /** {@code kDLWebGPU}: WebGPU buffer. */
+    WEBGPU(15, false),
+    /** {@code kDLHexagon}: Qualcomm Hexagon DSP memory. */
+    HEXAGON(16, false),
+    /** {@code kDLMAIA}: Microsoft MAIA device memory. */
+    MAIA(17, false),
+    /** {@code kDLTrn}: AWS Trainium device memory. */
+    TRN(18, false);
+
+    private static final DLDeviceType[] BY_CODE = new DLDeviceType[19];
+
+    static {
+        for (DLDeviceType type : values()) {
+            BY_CODE[type.code] = type;
+        }
+    }
+
+    private final int code;
+    private final boolean hostAccessible;
+
+    DLDeviceType(int code, boolean hostAccessible) {
+        this.code = code;
+        this.hostAccessible = hostAccessible;
+    }
+
+    /**
+     * The C enum value.
+     *
+     * @return the value of this constant in {@code DLDeviceType}
+     */
+    public int code() {
+        return code;
+    }
+
+    /**
+     * Whether the CPU can dereference {@code data + byte_offset} of a tensor on this device type
+     * directly: CPU, CUDA host, ROCm host and CUDA managed memory. For all other device types the
+     * data pointer is an address or handle the CPU must not read.
+     *
+     * @return {@code true} for the host-addressable device types
+     */
+    public boolean isHostAccessible() {
+        return hostAccessible;
+    }
+
+    /**
+     * Looks up the constant for a C enum value.
+     *
+     * @param code a {@code DLDeviceType} value
+     * @return the constant, or empty when DLPack 1.3 defines no device type with that value
+     */
+    public static Optional<DLDeviceType> of(int code) {
+        return code >= 0 && code < BY_CODE.length ? Optional.ofNullable(BY_CODE[code]) : Optional.empty();
+    }
+}

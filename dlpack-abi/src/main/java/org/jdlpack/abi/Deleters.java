@@ -1,0 +1,47 @@
+package org.jdlpack.abi;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import org.jdlpack.abi.internal.Counters;
+import org.jdlpack.abi.internal.Diagnostics;
+import org.jdlpack.abi.internal.NativeMemory;
+
+/**
+ * Calls the deleter of a managed tensor Java owns: the consumer's side of the contract.
+ */
+final class Deleters {
+
+    /** One address-less downcall serves every foreign deleter: {@code void (*)(void* self)}. */
+    private static final MethodHandle CALL = NativeMemory.addresslessDowncall(FunctionDescriptor.ofVoid(ADDRESS));
+
+    private Deleters() {
+    }
+
+    /**
+     * Calls {@code self->deleter(self)} unless it is NULL. Our own exports short-cut the
+     * downcall-upcall round trip. Never throws: it runs from arena closes and the Cleaner.
+     */
+    static void call(ManagedTensorKind kind, long address) {
+        try {
+            long deleter = NativeMemory.at(address, kind.structSize()).get(JAVA_LONG_UNALIGNED, kind.deleterOffset());
+            if (deleter == 0) {
+                return;
+            }
+            if (DeleterUpcalls.isOwnDeleter(kind, deleter)) {
+                DeleterUpcalls.delete(kind, address);
+                return;
+            }
+            CALL.invokeExact(MemorySegment.ofAddress(deleter), MemorySegment.ofAddress(address));
+        } catch (Throwable t) {
+            Counters.DELETER_FAILURES.increment();
+            Diagnostics.report(Level.ERROR, "calling the deleter of " + kind.structName() + " at 0x"
+                    + Long.toHexString(address) + " failed", t);
+        }
+    }
+}

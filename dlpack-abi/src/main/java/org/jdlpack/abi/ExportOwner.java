@@ -1,0 +1,195 @@
+package org.jdlpack.abi;
+
+import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+
+import org.jdlpack.abi.internal.Counters;
+import org.jdlpack.abi.internal.Diagnostics;
+
+/**
+ * The Java owner of memory that is exported to native code: a reference count over one resource
+ * (an {@link java.lang.foreign.Arena}, a tensor, a device buffer) and the action that frees it.
+ *
+ * <p>The Java side holds one reference from creation until {@link #close()}; every export holds
+ * one more until a consumer calls its deleter. The release action runs exactly once, when the last
+ * reference goes, on whichever thread drops it: the thread that closes the owner, or a native
+ * thread inside a deleter. So closing the owner early is safe: memory a consumer still uses stays
+ * valid until that consumer is done. The release action must therefore be callable from any thread
+ * (close a shared arena, not a confined one); if it throws, the exception is counted in
+ * {@link DLPackStats#releaseCallbackFailures()} and logged, never propagated into native code.
+ *
+ * <p>Do not free the exported memory any other way while the owner lives: a native consumer may be
+ * reading it.
+ *
+ * <p>Thread safety: every method may be called from any thread, concurrently.
+ */
+public final class ExportOwner implements AutoCloseable {
+
+    private static final VarHandle REFERENCES;
+    private static final VarHandle JAVA_REFERENCE_DROPPED;
+
+    static {
+        try {
+            var lookup = MethodHandles.lookup();
+            REFERENCES = lookup.findVarHandle(ExportOwner.class, "references", long.class);
+            JAVA_REFERENCE_DROPPED = lookup.findVarHandle(ExportOwner.class, "javaReferenceDropped", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Object resource;
+    private final Runnable release;
+    @SuppressWarnings("unused") // accessed through REFERENCES
+    private volatile long references = 1;
+    @SuppressWarnings("unused") // accessed through JAVA_REFERENCE_DROPPED
+    private volatile boolean javaReferenceDropped;
+
+    private ExportOwner(Object resource, Runnable release) {
+        this.resource = resource;
+        this.release = Objects.requireNonNull(release, "release");
+    }
+
+    /**
+     * Creates an owner that runs {@code release} when the Java side and every export are done.
+     *
+     * @param release frees the exported memory; called once, from any thread
+     * @return the owner, holding the Java side's reference
+     */
+    public static ExportOwner of(Runnable release) {
+        return new ExportOwner(null, release);
+    }
+
+    /**
+     * Creates an owner that also keeps {@code resource} strongly reachable until it is released,
+     * for memory whose lifetime is tied to a Java object (an automatic arena, a buffer).
+     *
+     * @param resource an object to keep reachable; may be null
+     * @param release  frees the exported memory; called once, from any thread
+     * @return the owner, holding the Java side's reference
+     */
+    public static ExportOwner of(Object resource, Runnable release) {
+        return new ExportOwner(resource, release);
+    }
+
+    /**
+     * Exports the tensor as a fresh {@code DLManagedTensorVersioned}, stamped with
+     * {@link DLPackVersion#CURRENT} and the spec's flags.
+     *
+     * @param spec the tensor
+     * @return a handle owning the new struct; hand it to a consumer with
+     *         {@link ManagedTensorHandle#consume()}, or close it
+     * @throws IllegalStateException if this owner was already released
+     */
+    public ManagedTensorHandle exportVersioned(TensorSpec spec) {
+        return export(ManagedTensorKind.VERSIONED, spec);
+    }
+
+    /**
+     * Exports the tensor as a fresh legacy {@code DLManagedTensor}.
+     *
+     * @param spec the tensor; it must not be read-only, because the legacy struct cannot say so
+     * @return a handle owning the new struct
+     * @throws IllegalArgumentException if the spec is read-only
+     * @throws IllegalStateException    if this owner was already released
+     */
+    public ManagedTensorHandle exportLegacy(TensorSpec spec) {
+        return export(ManagedTensorKind.LEGACY, spec);
+    }
+
+    /**
+     * Exports the tensor as a fresh struct of the given kind. Every call builds a new struct,
+     * shape and strides in one native allocation, because each consumer may keep and free its own.
+     *
+     * @param kind which struct to build
+     * @param spec the tensor
+     * @return a handle owning the new struct
+     * @throws IllegalArgumentException if a read-only spec is exported as legacy
+     * @throws IllegalStateException    if this owner was already released
+     */
+    public ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec) {
+        if (kind == ManagedTensorKind.LEGACY && DLTensorFlag.READ_ONLY.isSet(spec.flags())) {
+            throw new IllegalArgumentException("a read-only tensor cannot be exported as a legacy DLManagedTensor, "
+                    + "which has no way to say read-only; export it versioned, or export a copy");
+        }
+        if (!spec.data().scope().isAlive()) {
+            throw new IllegalStateException("the data segment of " + spec + " is no longer alive");
+        }
+        retain();
+        long id = ExportRegistry.nextId();
+        long address;
+        try {
+            address = ManagedTensorWriter.write(kind, spec, id);
+        } catch (Throwable t) {
+            release();
+            throw t;
+        }
+        ExportRegistry.add(id, new ExportRegistry.Export(this, kind, address,
+                ManagedTensorWriter.headerBytes(kind, spec.ndim())));
+        return new ManagedTensorHandle(kind, address);
+    }
+
+    /**
+     * Drops the Java side's reference. The release action runs now if no export is live, or
+     * later when the last consumer calls its deleter.
+     *
+     * @throws IllegalStateException if the Java side's reference was already dropped
+     */
+    @Override
+    public void close() {
+        if (!JAVA_REFERENCE_DROPPED.compareAndSet(this, false, true)) {
+            throw new IllegalStateException("ExportOwner already closed");
+        }
+        release();
+    }
+
+    /**
+     * The current reference count: 1 for the Java side until {@link #close()}, plus one per live
+     * export. A snapshot, for monitoring and tests.
+     *
+     * @return the count; 0 once released
+     */
+    public long references() {
+        return (long) REFERENCES.getVolatile(this);
+    }
+
+    /**
+     * Whether the release action has run (or is running).
+     *
+     * @return {@code true} once the last reference is gone
+     */
+    public boolean isReleased() {
+        return references() == 0;
+    }
+
+    private void retain() {
+        long current;
+        do {
+            current = (long) REFERENCES.getVolatile(this);
+            if (current == 0) {
+                throw new IllegalStateException("ExportOwner already released; its memory may be gone");
+            }
+        } while (!REFERENCES.compareAndSet(this, current, current + 1));
+    }
+
+    /** Drops one reference; runs the release action on the last. Never throws. */
+    void release() {
+        long left = (long) REFERENCES.getAndAdd(this, -1L) - 1;
+        if (left != 0) {
+            return;
+        }
+        try {
+            release.run();
+        } catch (Throwable t) {
+            Counters.RELEASE_CALLBACK_FAILURES.increment();
+            Diagnostics.report(Level.ERROR, "the release action of an ExportOwner threw; the memory it guards may have leaked", t);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ExportOwner[references=" + references() + (resource != null ? ", resource=" + resource : "") + "]";
+    }
+}

@@ -1,0 +1,188 @@
+package org.jdlpack.abi;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
+import java.util.Objects;
+
+import org.jdlpack.abi.internal.LeakTracking;
+
+/**
+ * An owned, not yet consumed pointer to a {@code DLManagedTensorVersioned} or
+ * {@code DLManagedTensor}: the Java counterpart of an unused {@code dltensor} capsule.
+ *
+ * <p>The handle owns the pointer until exactly one of these happens:
+ * <ul>
+ *   <li>{@link #consume()} hands the pointer to native code, which becomes responsible for calling
+ *       the deleter (the capsule is renamed {@code used_dltensor});</li>
+ *   <li>{@link #importTensor()} moves ownership into an {@link ImportedTensor};</li>
+ *   <li>{@link #close()} calls the deleter.</li>
+ * </ul>
+ * Ownership leaves the handle once: a second consume or import, or a close after a close, throws
+ * {@link IllegalStateException} and never calls the deleter again. Closing a handle whose pointer
+ * was consumed or imported does nothing, so try-with-resources is always safe. A handle that
+ * becomes unreachable while it still owns its pointer is released by a Cleaner and reported as a
+ * leak.
+ *
+ * <p>Thread safety: every method may be called from any thread; racing consume, import and close
+ * calls are decided by one atomic transition, and exactly one of them wins.
+ */
+public final class ManagedTensorHandle implements AutoCloseable {
+
+    private final OwnershipCell cell;
+    private final Cleaner.Cleanable cleanable;
+
+    ManagedTensorHandle(ManagedTensorKind kind, long address) {
+        this.cell = new OwnershipCell(kind, address);
+        this.cleanable = LeakTracking.cleaner().register(this, OwnershipCell.leakAction(cell,
+                "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")",
+                LeakTracking.creationSite("ManagedTensorHandle")));
+    }
+
+    /**
+     * Takes ownership of a {@code DLManagedTensorVersioned*} from a producer.
+     *
+     * @param pointer the struct's address; its size is ignored
+     * @return the handle, owning the pointer
+     * @throws IllegalArgumentException if the pointer is NULL
+     */
+    public static ManagedTensorHandle ofVersioned(MemorySegment pointer) {
+        return of(ManagedTensorKind.VERSIONED, pointer);
+    }
+
+    /**
+     * Takes ownership of a legacy {@code DLManagedTensor*} from a producer.
+     *
+     * @param pointer the struct's address; its size is ignored
+     * @return the handle, owning the pointer
+     * @throws IllegalArgumentException if the pointer is NULL
+     */
+    public static ManagedTensorHandle ofLegacy(MemorySegment pointer) {
+        return of(ManagedTensorKind.LEGACY, pointer);
+    }
+
+    /**
+     * Takes ownership of a managed-tensor pointer of the given kind.
+     *
+     * @param kind    which struct the pointer points to
+     * @param pointer the struct's address; its size is ignored
+     * @return the handle, owning the pointer
+     * @throws IllegalArgumentException if the pointer is NULL or not native
+     */
+    public static ManagedTensorHandle of(ManagedTensorKind kind, MemorySegment pointer) {
+        Objects.requireNonNull(kind, "kind");
+        if (!pointer.isNative() || pointer.address() == 0) {
+            throw new IllegalArgumentException("a managed tensor pointer must be a non-NULL native address, got " + pointer);
+        }
+        return new ManagedTensorHandle(kind, pointer.address());
+    }
+
+    /**
+     * Which struct the pointer refers to.
+     *
+     * @return the kind
+     */
+    public ManagedTensorKind kind() {
+        return cell.kind;
+    }
+
+    /**
+     * The struct's address, whether or not the handle still owns it.
+     *
+     * @return the address
+     */
+    public long address() {
+        return cell.address;
+    }
+
+    /**
+     * Whether the handle still owns its pointer: not consumed, imported or closed.
+     *
+     * @return {@code true} while owned
+     */
+    public boolean isOwned() {
+        return cell.state() == OwnershipCell.OWNED;
+    }
+
+    /**
+     * Hands the pointer on: from now on whoever receives it must call its deleter exactly once.
+     *
+     * @return the pointer, as a zero-length segment to pass to a downcall
+     * @throws IllegalStateException if the handle no longer owns the pointer
+     */
+    public MemorySegment consume() {
+        moveOut("consume");
+        return MemorySegment.ofAddress(cell.address);
+    }
+
+    /**
+     * Moves ownership into an imported tensor that lives until it is closed (or, if forgotten,
+     * until the Cleaner releases it). The struct is validated first; if it is rejected its deleter
+     * is called before the exception is thrown.
+     *
+     * @return the tensor
+     * @throws IllegalStateException        if the handle no longer owns the pointer
+     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
+     */
+    public ImportedTensor importTensor() {
+        moveOut("import");
+        return ImportedTensor.take(cell.kind, cell.address, null);
+    }
+
+    /**
+     * Moves ownership into an imported tensor that lives as long as {@code arena}: closing the arena
+     * calls the deleter, and {@link ImportedTensor#close()} is not available. With an automatic
+     * arena, the garbage collector decides; with a confined arena, only its owner thread may import.
+     *
+     * @param arena the lifetime of the tensor and of every segment derived from it
+     * @return the tensor
+     * @throws IllegalStateException        if the handle no longer owns the pointer, or the arena is closed
+     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
+     */
+    public ImportedTensor importTensor(Arena arena) {
+        Objects.requireNonNull(arena, "arena");
+        moveOut("import");
+        return ImportedTensor.take(cell.kind, cell.address, arena);
+    }
+
+    private void moveOut(String what) {
+        if (!cell.move()) {
+            throw new IllegalStateException("cannot " + what + ": " + describeState());
+        }
+        cleanable.clean(); // the cell is no longer OWNED, so this only unregisters it
+    }
+
+    /**
+     * Calls the deleter if the handle still owns the pointer; does nothing if the pointer was
+     * consumed or imported.
+     *
+     * @throws IllegalStateException if the handle was already closed
+     */
+    @Override
+    public void close() {
+        if (cell.release()) {
+            cleanable.clean();
+            return;
+        }
+        if (cell.state() == OwnershipCell.RELEASED) {
+            throw new IllegalStateException("ManagedTensorHandle already closed");
+        }
+    }
+
+    private String describeState() {
+        return switch (cell.state()) {
+            case OwnershipCell.MOVED -> "the " + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address)
+                    + " was already consumed or imported";
+            case OwnershipCell.RELEASED -> "the handle was closed and the deleter has run";
+            default -> "owned";
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "ManagedTensorHandle[" + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address) + ", "
+                + (isOwned() ? "owned" : describeState()) + "]";
+    }
+}

@@ -1,0 +1,64 @@
+package org.jdlpack.abi;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.MemorySegment;
+
+import org.jdlpack.abi.internal.NativeMemory;
+import org.jdlpack.abi.layout.DLDataTypeLayout;
+import org.jdlpack.abi.layout.DLDeviceLayout;
+import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
+import org.jdlpack.abi.layout.DLPackVersionLayout;
+import org.jdlpack.abi.layout.DLTensorLayout;
+
+/**
+ * Writes an export header: the managed-tensor struct followed by its shape and strides, in one
+ * malloc'ed block that the deleter frees with one free(), from any thread.
+ */
+final class ManagedTensorWriter {
+
+    private ManagedTensorWriter() {
+    }
+
+    static long headerBytes(ManagedTensorKind kind, int ndim) {
+        return kind.structSize() + 16L * ndim;
+    }
+
+    /** Allocates and fills the header; the caller owns the returned address. */
+    static long write(ManagedTensorKind kind, TensorSpec spec, long managerCtx) {
+        int ndim = spec.ndim();
+        long size = headerBytes(kind, ndim);
+        long address = NativeMemory.malloc(size);
+        MemorySegment header = NativeMemory.at(address, size);
+        long shapeAt = kind.structSize();
+        long stridesAt = shapeAt + 8L * ndim;
+
+        if (kind == ManagedTensorKind.VERSIONED) {
+            header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR, (int) DLPackVersion.CURRENT.major());
+            header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR, (int) DLPackVersion.CURRENT.minor());
+            header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, spec.flags());
+        }
+        header.set(JAVA_LONG, kind.managerCtxOffset(), managerCtx);
+        header.set(JAVA_LONG, kind.deleterOffset(), DeleterUpcalls.stubAddress(kind));
+
+        long t = kind.dlTensorOffset();
+        header.set(JAVA_LONG, t + DLTensorLayout.DATA, spec.data().address());
+        header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE, spec.device().deviceType());
+        header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID, spec.device().deviceId());
+        header.set(JAVA_INT, t + DLTensorLayout.NDIM, ndim);
+        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE, (byte) spec.dtype().code().code());
+        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS, (byte) spec.dtype().bits());
+        header.set(JAVA_SHORT, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES, (short) spec.dtype().lanes());
+        // Always non-NULL, even for ndim 0: consumers that dereference without checking ndim stay safe.
+        header.set(JAVA_LONG, t + DLTensorLayout.SHAPE, address + shapeAt);
+        header.set(JAVA_LONG, t + DLTensorLayout.STRIDES, address + stridesAt);
+        header.set(JAVA_LONG, t + DLTensorLayout.BYTE_OFFSET, spec.byteOffset());
+
+        MemorySegment.copy(spec.shapeArray(), 0, header, JAVA_LONG, shapeAt, ndim);
+        MemorySegment.copy(spec.stridesArray(), 0, header, JAVA_LONG, stridesAt, ndim);
+        return address;
+    }
+}

@@ -1,0 +1,75 @@
+package org.jdlpack.abi;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import org.jdlpack.abi.internal.Counters;
+import org.jdlpack.abi.internal.LeakTracking;
+
+/**
+ * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then
+ * exactly one of MOVED (handed to someone else) or RELEASED (deleter called). The transition is a
+ * compare-and-set, so of any number of racing attempts exactly one wins.
+ *
+ * <p>Kept apart from the handle or tensor that uses it so that a Cleaner action can hold it
+ * without keeping that object reachable.
+ */
+final class OwnershipCell {
+
+    static final int OWNED = 0;
+    static final int MOVED = 1;
+    static final int RELEASED = 2;
+
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(OwnershipCell.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final ManagedTensorKind kind;
+    final long address;
+    @SuppressWarnings("unused") // accessed through STATE
+    private volatile int state;
+
+    OwnershipCell(ManagedTensorKind kind, long address) {
+        this.kind = kind;
+        this.address = address;
+        Counters.OWNED_MANAGED_TENSORS.increment();
+    }
+
+    /** Gives up ownership without calling the deleter. */
+    boolean move() {
+        if (STATE.compareAndSet(this, OWNED, MOVED)) {
+            Counters.OWNED_MANAGED_TENSORS.decrement();
+            return true;
+        }
+        return false;
+    }
+
+    /** Calls the deleter, unless ownership already moved or was released. Never throws. */
+    boolean release() {
+        if (STATE.compareAndSet(this, OWNED, RELEASED)) {
+            Counters.OWNED_MANAGED_TENSORS.decrement();
+            Deleters.call(kind, address);
+            return true;
+        }
+        return false;
+    }
+
+    int state() {
+        return (int) STATE.getVolatile(this);
+    }
+
+    /** The Cleaner action: release what nobody closed, and say so. */
+    static Runnable leakAction(OwnershipCell cell, String what, Throwable creationSite) {
+        return () -> {
+            if (cell.release()) {
+                LeakTracking.reportLeak(what, creationSite);
+            }
+        };
+    }
+}

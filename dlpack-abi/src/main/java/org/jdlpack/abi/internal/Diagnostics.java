@@ -1,0 +1,36 @@
+package org.jdlpack.abi.internal;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+
+/**
+ * Reports problems through {@link System.Logger} (logger name {@code org.jdlpack}), so users need
+ * no logging dependency. Safe to call from an upcall: it never throws.
+ */
+public final class Diagnostics {
+
+    private static final Logger LOGGER = System.getLogger("org.jdlpack");
+
+    private Diagnostics() {
+    }
+
+    /**
+     * Logs a message; swallows any failure of the logging system itself, because the caller may be
+     * a native thread inside a deleter upcall, where an escaping exception ends the JVM.
+     *
+     * @param level   the level
+     * @param message the message
+     * @param thrown  an exception to attach, or null
+     */
+    public static void report(Level level, String message, Throwable thrown) {
+        try {
+            if (thrown == null) {
+                LOGGER.log(level, message);
+            } else {
+                LOGGER.log(level, message, thrown);
+            }
+        } catch (Throwable ignored) {
+            // Nothing is left to report to.
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package org.jdlpack.abi.internal;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.function.Consumer;
+
+/**
+ * The restricted FFM operations of the abi module, in one place: reinterpreting foreign addresses,
+ * the C allocator, and building downcall handles and upcall stubs.
+ *
+ * <p>Everything here is safe to call from any thread, including native threads inside upcalls.
+ */
+@SuppressWarnings("restricted")
+public final class NativeMemory {
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle MALLOC;
+    private static final MethodHandle FREE;
+
+    static {
+        NativeAccess.warnIfDisabled(NativeMemory.class);
+        try {
+            // critical: malloc and free never call back into Java and return quickly.
+            MALLOC = LINKER.downcallHandle(LINKER.defaultLookup().find("malloc").orElseThrow(),
+                    FunctionDescriptor.of(ADDRESS, JAVA_LONG), Linker.Option.critical(false));
+            FREE = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
+                    FunctionDescriptor.ofVoid(ADDRESS), Linker.Option.critical(false));
+        } catch (IllegalCallerException e) {
+            throw NativeAccess.denied(NativeMemory.class, e);
+        }
+    }
+
+    private NativeMemory() {
+    }
+
+    /**
+     * A segment of {@code size} bytes at a native address, in the global scope: the caller vouches
+     * that the bytes exist for as long as it uses the segment.
+     *
+     * @param address the address
+     * @param size    the byte size
+     * @return the segment
+     */
+    public static MemorySegment at(long address, long size) {
+        return MemorySegment.ofAddress(address).reinterpret(size);
+    }
+
+    /**
+     * A segment of {@code size} bytes at a native address, valid until {@code arena} closes, which
+     * then runs {@code cleanup}.
+     *
+     * @param address the address
+     * @param size    the byte size
+     * @param arena   the lifetime
+     * @param cleanup run once when the arena closes, or null
+     * @return the segment
+     */
+    public static MemorySegment at(long address, long size, Arena arena, Consumer<MemorySegment> cleanup) {
+        return MemorySegment.ofAddress(address).reinterpret(size, arena, cleanup);
+    }
+
+    /**
+     * {@code malloc(size)}.
+     *
+     * @param size bytes to allocate, more than 0
+     * @return the address
+     * @throws OutOfMemoryError when malloc returns NULL
+     */
+    public static long malloc(long size) {
+        long address;
+        try {
+            address = ((MemorySegment) MALLOC.invokeExact(size)).address();
+        } catch (Throwable t) {
+            throw new AssertionError("malloc downcall failed", t);
+        }
+        if (address == 0) {
+            throw new OutOfMemoryError("malloc(" + size + ") returned NULL");
+        }
+        return address;
+    }
+
+    /**
+     * {@code free(address)}. Never throws.
+     *
+     * @param address an address malloc returned
+     */
+    public static void free(long address) {
+        try {
+            FREE.invokeExact(MemorySegment.ofAddress(address));
+        } catch (Throwable t) {
+            throw new AssertionError("free downcall failed", t);
+        }
+    }
+
+    /**
+     * A downcall handle that takes the function's address as its first argument.
+     *
+     * @param descriptor the C signature
+     * @return the handle
+     */
+    public static MethodHandle addresslessDowncall(FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(descriptor);
+    }
+
+    /**
+     * An upcall stub for the whole life of the process.
+     *
+     * @param target     the Java method; it must never throw
+     * @param descriptor the C signature
+     * @return the function pointer
+     */
+    public static MemorySegment globalUpcall(MethodHandle target, FunctionDescriptor descriptor) {
+        return LINKER.upcallStub(target, descriptor, Arena.global());
+    }
+}

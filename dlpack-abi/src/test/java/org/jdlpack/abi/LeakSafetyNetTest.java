@@ -1,0 +1,82 @@
+package org.jdlpack.abi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.abi.peer.PeerTensor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Forgotten tensors and handles are released by the Cleaner after GC, and reported once. */
+@ExtendWith(NothingLeftBehind.class)
+class LeakSafetyNetTest {
+
+    private static final CPeer PEER = CPeer.get();
+
+    /** Collects garbage until the condition holds; the Cleaner runs on its own thread. */
+    private static void gcUntil(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("Cleaner did not run within 30 s").isLessThan(deadline);
+            System.gc();
+            Thread.sleep(10); // give the Cleaner thread a turn
+        }
+    }
+
+    private static int importAndForget() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        assertThat(tensor.hostSegment().byteSize()).isEqualTo(24);
+        return produced.id();
+    }
+
+    @Test
+    void aForgottenImportedTensorIsReleasedAndReportedOnce() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        int id = importAndForget();
+        gcUntil(() -> PEER.deleterCalls(id) == 1);
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
+        // More collections neither call the deleter again nor report again.
+        System.gc();
+        Thread.sleep(50); // a window for a wrong second Cleaner action to show up
+        assertThat(PEER.deleterCalls(id)).isEqualTo(1);
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
+    }
+
+    @Test
+    void aForgottenHandleIsReleasedAndReportedOnce() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
+        ManagedTensorHandle.ofLegacy(produced.pointer());
+        gcUntil(() -> PEER.deleterCalls(produced.id()) == 1);
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
+    }
+
+    @Test
+    void aForgottenExportHandleReleasesItsOwner() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        try (Arena arena = Arena.ofShared()) {
+            ExportOwner owner = ExportOwner.of(() -> { });
+            owner.exportVersioned(TensorSpec.of(arena.allocate(8), DLDataType.FLOAT32, 2));
+            owner.close();
+            gcUntil(owner::isReleased);
+        }
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
+    }
+
+    @Test
+    void aClosedTensorIsNotReportedWhenCollected() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ImportedTensor.importVersioned(produced.pointer()).close();
+        System.gc();
+        Thread.sleep(50); // a window for a wrong Cleaner report to show up
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore);
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+}

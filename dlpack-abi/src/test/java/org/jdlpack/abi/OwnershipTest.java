@@ -1,0 +1,149 @@
+package org.jdlpack.abi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.abi.peer.PeerTensor;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** One owner at a time, one deleter call: every second attempt is an IllegalStateException. */
+@ExtendWith(NothingLeftBehind.class)
+class OwnershipTest {
+
+    private static final CPeer PEER = CPeer.get();
+
+    @Test
+    void doubleCloseCallsTheDeleterOnce() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        tensor.close();
+        assertThatThrownBy(tensor::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("already closed");
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @RepeatedTest(20)
+    void closeRacingCloseFromEightThreadsCallsTheDeleterOnce() throws InterruptedException {
+        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
+        ImportedTensor tensor = ImportedTensor.importLegacy(produced.pointer());
+        AtomicInteger closed = new AtomicInteger();
+        AtomicInteger refused = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    start.await();
+                    tensor.close();
+                    closed.incrementAndGet();
+                } catch (IllegalStateException e) {
+                    refused.incrementAndGet();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertThat(closed).hasValue(1);
+        assertThat(refused).hasValue(7);
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
+    void consumeAfterConsumeIsRefused() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
+        MemorySegment pointer = handle.consume();
+        assertThatThrownBy(handle::consume).isInstanceOf(IllegalStateException.class).hasMessageContaining("already consumed");
+        assertThatThrownBy(handle::importTensor).isInstanceOf(IllegalStateException.class);
+        handle.close(); // consumed: the new owner calls the deleter, not the handle
+        assertThat(PEER.deleterCalls(produced.id())).isZero();
+        PEER.delete(pointer, false);
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
+    void closingAnUnconsumedForeignHandleCallsTheDeleterOnce() {
+        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
+        ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(produced.pointer());
+        handle.close();
+        assertThatThrownBy(handle::close).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(handle::consume).isInstanceOf(IllegalStateException.class);
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @RepeatedTest(20)
+    void consumeRacingCloseHasExactlyOneWinner() throws InterruptedException {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
+        CountDownLatch start = new CountDownLatch(1);
+        AtomicInteger consumed = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            boolean closer = i % 2 == 0;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    start.await();
+                    if (closer) {
+                        handle.close();
+                    } else {
+                        handle.consume();
+                        consumed.incrementAndGet();
+                    }
+                } catch (IllegalStateException e) {
+                    // lost the race
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        if (consumed.get() == 1) {
+            assertThat(PEER.deleterCalls(produced.id())).isZero();
+            PEER.delete(produced.pointer(), false);
+        } else {
+            assertThat(consumed).hasValue(0);
+        }
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
+    void aTensorInACallersArenaLivesUntilThatArenaCloses() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ImportedTensor tensor;
+        try (Arena arena = Arena.ofConfined()) {
+            tensor = ManagedTensorHandle.ofVersioned(produced.pointer()).importTensor(arena);
+            assertThatThrownBy(tensor::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("close that arena");
+            assertThat(tensor.hostSegment().scope()).isEqualTo(arena.scope());
+            assertThat(PEER.deleterCalls(produced.id())).isZero();
+        }
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+        assertThat(tensor.isAlive()).isFalse();
+    }
+
+    @Test
+    void importingIntoAClosedArenaStillCallsTheDeleter() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        Arena arena = Arena.ofConfined();
+        arena.close();
+        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
+        assertThatThrownBy(() -> handle.importTensor(arena)).isInstanceOf(IllegalStateException.class);
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+}
