@@ -1,0 +1,68 @@
+package org.jdlpack.abi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A JVM started without --enable-native-access gets a message naming the exact flag: a warning by
+ * default, the reason for the failure under --illegal-native-access=deny.
+ */
+class NativeAccessMessageTest {
+
+    /** Run in a child JVM: the first export makes jdlpack's first restricted calls. */
+    public static void main(String[] args) {
+        try (Arena arena = Arena.ofShared()) {
+            ExportOwner owner = ExportOwner.of(() -> { });
+            owner.exportVersioned(TensorSpec.of(arena.allocate(4), DLDataType.FLOAT32, 1)).close();
+            owner.close();
+            System.out.println("EXPORTED");
+        } catch (Throwable t) {
+            for (Throwable cause = t; cause != null; cause = cause.getCause()) {
+                System.out.println("FAILED " + cause);
+            }
+        }
+    }
+
+    private static String runChild(String... jvmOptions) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(List.of(jvmOptions));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), NativeAccessMessageTest.class.getName()));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return output;
+    }
+
+    @Test
+    void withoutTheFlagTheWarningNamesIt() throws Exception {
+        String output = runChild();
+        assertThat(output).contains("EXPORTED");
+        assertThat(output).contains("jdlpack calls native code through the FFM API")
+                .contains("run java with --enable-native-access=ALL-UNNAMED");
+    }
+
+    @Test
+    void whenNativeAccessIsDeniedTheFailureNamesTheFlag() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 24, "--illegal-native-access exists from JDK 24 on");
+        String output = runChild("--illegal-native-access=deny");
+        assertThat(output).doesNotContain("EXPORTED");
+        assertThat(output).contains("FAILED java.lang.IllegalCallerException: jdlpack calls native code")
+                .contains("--enable-native-access=ALL-UNNAMED");
+    }
+
+    @Test
+    void withTheFlagThereIsNoWarning() throws Exception {
+        String output = runChild("--enable-native-access=ALL-UNNAMED");
+        assertThat(output).contains("EXPORTED").doesNotContain("WARNING");
+    }
+}
