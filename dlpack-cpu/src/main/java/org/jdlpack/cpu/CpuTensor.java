@@ -1,0 +1,267 @@
+package org.jdlpack.cpu;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorSpec;
+
+/**
+ * A Java-owned tensor in host memory that can be exported to native consumers without copying.
+ *
+ * <p>The memory is reference counted (see {@link ExportOwner}): this object holds one reference
+ * until {@link #close()}, every export holds one until its consumer calls the deleter, and the
+ * memory is freed when the last reference goes, on whichever thread that is. Closing early is
+ * therefore safe: a consumer that still holds an export keeps reading valid memory. After the
+ * memory is freed, {@link #host()} views throw {@link IllegalStateException} on access.
+ *
+ * <p>Memory allocated here comes from a shared arena, 256-byte aligned as the DLPack header
+ * recommends, and zeroed.
+ *
+ * <p>Thread safety: every method may be called from any thread. Element reads and writes through
+ * {@link #host()} follow {@link HostTensor}'s rules.
+ */
+public final class CpuTensor implements AutoCloseable {
+
+    /** The alignment of memory allocated here, in bytes. */
+    public static final long ALIGNMENT = 256;
+
+    private final TensorSpec spec;
+    private final ExportOwner owner;
+    private final HostTensor host;
+
+    private CpuTensor(TensorSpec spec, ExportOwner owner) {
+        this.spec = spec;
+        this.owner = owner;
+        this.host = HostTensor.of(spec);
+    }
+
+    /**
+     * Allocates a zeroed, compact row-major tensor.
+     *
+     * @param dtype the element type
+     * @param shape the extents
+     * @return the tensor, holding the Java side's reference
+     * @throws IllegalArgumentException if a dimension is negative or the size overflows
+     */
+    public static CpuTensor allocate(DLDataType dtype, long... shape) {
+        return allocate(dtype, 0, shape);
+    }
+
+    private static CpuTensor allocate(DLDataType dtype, long flags, long... shape) {
+        long[] copy = shape.clone();
+        long bytes;
+        try {
+            long[] strides = TensorGeometry.compactStrides(copy);
+            TensorGeometry.checkShape(copy, strides);
+            bytes = TensorGeometry.extent(copy, strides, dtype, DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(flags)).byteSize();
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        Arena arena = Arena.ofShared();
+        MemorySegment data;
+        try {
+            data = arena.allocate(bytes, ALIGNMENT);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+        TensorSpec spec = TensorSpec.builder(data, dtype, copy).flags(flags).build();
+        return new CpuTensor(spec, ExportOwner.of(arena, arena::close));
+    }
+
+    /**
+     * Wraps existing host memory without copying. {@code release} runs once, from any thread, when
+     * this tensor is closed and every export of it has been deleted.
+     *
+     * @param spec    the memory and its layout, on a host-accessible device
+     * @param release frees the memory, or does nothing if someone else owns it
+     * @return the tensor
+     * @throws IllegalArgumentException if the spec is not host-accessible
+     */
+    public static CpuTensor wrap(TensorSpec spec, Runnable release) {
+        if (!spec.device().isHostAccessible()) {
+            throw new IllegalArgumentException("a CpuTensor needs host-accessible memory, not " + spec.device());
+        }
+        return new CpuTensor(spec, ExportOwner.of(spec.data(), Objects.requireNonNull(release, "release")));
+    }
+
+    /**
+     * Wraps a compact row-major segment without copying; see {@link #wrap(TensorSpec, Runnable)}.
+     *
+     * @param data    native memory holding the elements from its first byte
+     * @param dtype   the element type
+     * @param shape   the extents
+     * @param release frees the memory
+     * @return the tensor
+     */
+    public static CpuTensor wrap(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
+        return wrap(TensorSpec.of(data, dtype, shape), release);
+    }
+
+    /**
+     * A float32 tensor holding a copy of the values.
+     *
+     * @param values the elements in row-major order
+     * @param shape  the extents; their product must equal the number of values
+     * @return the tensor
+     */
+    public static CpuTensor copyOf(float[] values, long... shape) {
+        CpuTensor tensor = allocate(DLDataType.FLOAT32, shape);
+        tensor.host.copyFrom(values);
+        return tensor;
+    }
+
+    /**
+     * A float64 tensor holding a copy of the values.
+     *
+     * @param values the elements in row-major order
+     * @param shape  the extents
+     * @return the tensor
+     */
+    public static CpuTensor copyOf(double[] values, long... shape) {
+        CpuTensor tensor = allocate(DLDataType.FLOAT64, shape);
+        tensor.host.copyFrom(values);
+        return tensor;
+    }
+
+    /**
+     * An int32 tensor holding a copy of the values.
+     *
+     * @param values the elements in row-major order
+     * @param shape  the extents
+     * @return the tensor
+     */
+    public static CpuTensor copyOf(int[] values, long... shape) {
+        CpuTensor tensor = allocate(DLDataType.INT32, shape);
+        tensor.host.copyFrom(values);
+        return tensor;
+    }
+
+    /**
+     * An int64 tensor holding a copy of the values.
+     *
+     * @param values the elements in row-major order
+     * @param shape  the extents
+     * @return the tensor
+     */
+    public static CpuTensor copyOf(long[] values, long... shape) {
+        CpuTensor tensor = allocate(DLDataType.INT64, shape);
+        tensor.host.copyFrom(values);
+        return tensor;
+    }
+
+    /**
+     * A compact copy of any host tensor, in memory owned by the new tensor.
+     *
+     * @param source the tensor to copy
+     * @return the copy
+     */
+    public static CpuTensor copyOf(HostTensor source) {
+        CpuTensor tensor = allocate(source.dtype(), source.shape());
+        source.copyElementsTo(tensor.host);
+        return tensor;
+    }
+
+    /**
+     * A view for reading and writing elements from Java.
+     *
+     * @return the view, valid while the memory lives
+     */
+    public HostTensor host() {
+        return host;
+    }
+
+    /**
+     * The memory and layout this tensor exports.
+     *
+     * @return the spec
+     */
+    public TensorSpec spec() {
+        return spec;
+    }
+
+    /**
+     * Exports the tensor, without copying, as a fresh {@code DLManagedTensorVersioned}; read-only
+     * memory carries {@link DLTensorFlag#READ_ONLY}.
+     *
+     * @return the handle; consume it to hand the pointer on
+     * @throws IllegalStateException if the memory was already released
+     */
+    public ManagedTensorHandle exportVersioned() {
+        return owner.exportVersioned(spec);
+    }
+
+    /**
+     * Exports the tensor, without copying, as a fresh legacy {@code DLManagedTensor}.
+     *
+     * @return the handle
+     * @throws IllegalArgumentException if the tensor is read-only: the legacy struct cannot say
+     *                                  so; use {@link #exportLegacyCopy()}
+     * @throws IllegalStateException    if the memory was already released
+     */
+    public ManagedTensorHandle exportLegacy() {
+        return owner.exportLegacy(spec);
+    }
+
+    /**
+     * Exports a compact, writable copy as a {@code DLManagedTensorVersioned} with
+     * {@link DLTensorFlag#IS_COPIED} set: the consumer is its only user.
+     *
+     * @return the handle
+     */
+    public ManagedTensorHandle exportVersionedCopy() {
+        return exportCopy(ManagedTensorKind.VERSIONED);
+    }
+
+    /**
+     * Exports a compact, writable copy as a legacy {@code DLManagedTensor}, which is how read-only
+     * memory reaches a consumer that only speaks the legacy struct.
+     *
+     * @return the handle
+     */
+    public ManagedTensorHandle exportLegacyCopy() {
+        return exportCopy(ManagedTensorKind.LEGACY);
+    }
+
+    private ManagedTensorHandle exportCopy(ManagedTensorKind kind) {
+        CpuTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
+        try {
+            host.copyElementsTo(copy.host);
+            return copy.owner.export(kind, copy.spec);
+        } finally {
+            copy.close(); // the export now holds the only reference
+        }
+    }
+
+    /**
+     * The reference count: 1 for this object until closed, plus one per live export.
+     *
+     * @return the count; 0 once the memory is released
+     */
+    public long references() {
+        return owner.references();
+    }
+
+    /**
+     * Drops the Java side's reference. The memory is freed now if no export is live, else when
+     * the last consumer calls its deleter.
+     *
+     * @throws IllegalStateException if already closed
+     */
+    @Override
+    public void close() {
+        owner.close();
+    }
+
+    @Override
+    public String toString() {
+        return "CpuTensor[" + spec + ", references=" + references() + "]";
+    }
+}

@@ -1,0 +1,85 @@
+package org.jdlpack.cpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Java-owned tensors: aligned, reference counted, exported without copying, or copied on request. */
+@ExtendWith(NothingLeftBehind.class)
+class CpuTensorTest {
+
+    private static final CPeer PEER = CPeer.get();
+
+    @Test
+    void allocatedMemoryIsAlignedZeroedAndFreedAfterTheLastConsumer() {
+        CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT32, 3, 5);
+        MemorySegment data = tensor.spec().data();
+        assertThat(data.address() % 256).isZero();
+        assertThat(tensor.host().getFloat(14)).isZero();
+
+        MemorySegment exported = tensor.exportVersioned().consume();
+        tensor.close(); // early: C still holds an export
+        assertThat(data.scope().isAlive()).isTrue();
+        PEER.fillF32(exported, false, 1, 1);
+        assertThat(tensor.host().getFloat(14)).isEqualTo(15f);
+        PEER.deleteOnNewThread(exported, false);
+        assertThat(data.scope().isAlive()).isFalse();
+        assertThat(tensor.references()).isZero();
+    }
+
+    @Test
+    void wrappingKeepsTheCallersMemoryAndRunsTheirRelease() {
+        int[] released = new int[1];
+        try (var arena = java.lang.foreign.Arena.ofShared()) {
+            MemorySegment mine = arena.allocate(16);
+            CpuTensor tensor = CpuTensor.wrap(mine, DLDataType.INT32, new long[] {4}, () -> released[0]++);
+            tensor.host().setLong(3, 77);
+            try (ImportedTensor back = tensor.exportLegacy().importTensor()) {
+                assertThat(back.hostSegment().address()).isEqualTo(mine.address());
+                assertThat(HostTensor.of(back).getLong(3)).isEqualTo(77);
+            }
+            tensor.close();
+            assertThat(released[0]).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void copiesAreFlaggedCopiedAndIndependent() {
+        try (CpuTensor tensor = CpuTensor.copyOf(new long[] {5, 6, 7}, 3)) {
+            try (ImportedTensor copy = tensor.exportVersionedCopy().importTensor()) {
+                assertThat(DLTensorFlag.IS_COPIED.isSet(copy.flags())).isTrue();
+                assertThat(copy.hostSegment().address()).isNotEqualTo(tensor.spec().data().address());
+                HostTensor.of(copy).setLong(0, 50);
+                assertThat(tensor.host().getLong(0)).isEqualTo(5);
+                assertThat(HostTensor.of(copy).getLong(2)).isEqualTo(7);
+            }
+        }
+    }
+
+    @Test
+    void readOnlyMemoryIsExportedReadOnlyOrAsALegacyCopy() {
+        try (CpuTensor source = CpuTensor.copyOf(new double[] {1, 2}, 2)) {
+            CpuTensor readOnly = CpuTensor.wrap(source.spec().data().asReadOnly(), DLDataType.FLOAT64, new long[] {2}, () -> { });
+            assertThat(readOnly.host().isReadOnly()).isTrue();
+            assertThatThrownBy(readOnly::exportLegacy).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("legacy DLManagedTensor");
+            try (ImportedTensor versioned = readOnly.exportVersioned().importTensor()) {
+                assertThat(versioned.isReadOnly()).isTrue();
+            }
+            try (ImportedTensor legacyCopy = readOnly.exportLegacyCopy().importTensor()) {
+                assertThat(legacyCopy.isReadOnly()).isFalse();
+                assertThat(HostTensor.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
+            }
+            readOnly.close();
+        }
+    }
+}

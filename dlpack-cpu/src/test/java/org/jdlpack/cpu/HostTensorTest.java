@@ -1,0 +1,142 @@
+package org.jdlpack.cpu;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.abi.peer.PeerTensor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Element access, sub-byte packing, lanes and bulk copies on memory laid out by hand or by C. */
+@ExtendWith(NothingLeftBehind.class)
+class HostTensorTest {
+
+    @Test
+    void packedInt4AndUint4AreLittleBitEndian() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bytes = arena.allocate(2);
+            bytes.set(JAVA_BYTE, 0, (byte) 0x9A); // element 0 = 0xA, element 1 = 0x9
+            bytes.set(JAVA_BYTE, 1, (byte) 0x07); // element 2 = 0x7, element 3 = 0x0
+            HostTensor unsigned = HostTensor.of(bytes, new DLDataType(DLDataTypeCode.UINT, 4, 1), 4);
+            assertThat(new long[] {unsigned.getLong(0), unsigned.getLong(1), unsigned.getLong(2), unsigned.getLong(3)})
+                    .containsExactly(10, 9, 7, 0);
+            HostTensor signed = HostTensor.of(bytes, new DLDataType(DLDataTypeCode.INT, 4, 1), 4);
+            assertThat(new long[] {signed.getLong(0), signed.getLong(1), signed.getLong(2)}).containsExactly(-6, -7, 7);
+
+            signed.setLong(3, -1);
+            assertThat(bytes.get(JAVA_BYTE, 1)).isEqualTo((byte) 0xF7);
+            assertThat(signed.getLong(2)).as("the neighbour in the same byte is untouched").isEqualTo(7);
+        }
+    }
+
+    @Test
+    void paddedSubByteValuesUseWholeBytes() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bytes = arena.allocate(3);
+            bytes.set(JAVA_BYTE, 0, (byte) 0x03);
+            bytes.set(JAVA_BYTE, 1, (byte) 0x0E);
+            bytes.set(JAVA_BYTE, 2, (byte) 0x05);
+            TensorSpec spec = TensorSpec.builder(bytes, new DLDataType(DLDataTypeCode.FLOAT4_E2M1FN, 4, 1), 3)
+                    .flags(DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask()).build();
+            HostTensor padded = HostTensor.of(spec);
+            assertThat(new double[] {padded.getDouble(0), padded.getDouble(1), padded.getDouble(2)}).containsExactly(1.5, -4, 3);
+        }
+    }
+
+    @Test
+    void lanesAndComplexPartsAreAddressedSeparately() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment memory = arena.allocate(JAVA_FLOAT, 8);
+            for (int i = 0; i < 8; i++) {
+                memory.setAtIndex(JAVA_FLOAT, i, i);
+            }
+            HostTensor vectors = HostTensor.of(memory, new DLDataType(DLDataTypeCode.FLOAT, 32, 4), 2);
+            assertThat(vectors.getDouble(1, 2)).isEqualTo(6.0);
+            HostTensor complex = HostTensor.of(memory, DLDataType.COMPLEX64, 4);
+            assertThat(complex.getDouble(2, 0)).isEqualTo(4.0);
+            assertThat(complex.getImaginary(2, 0)).isEqualTo(5.0);
+            complex.setImaginary(3, 0, -1);
+            assertThat(memory.getAtIndex(JAVA_FLOAT, 7)).isEqualTo(-1f);
+            assertThatThrownBy(() -> vectors.getImaginary(0, 0)).isInstanceOf(UnsupportedOperationException.class);
+            assertThatThrownBy(() -> vectors.getDouble(0, 4)).isInstanceOf(IndexOutOfBoundsException.class);
+        }
+    }
+
+    @Test
+    void packedBoolsAndUnsigned64() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bits = arena.allocate(1);
+            bits.set(JAVA_BYTE, 0, (byte) 0b0000_0101);
+            HostTensor bools = HostTensor.of(bits, new DLDataType(DLDataTypeCode.BOOL, 1, 1), 8);
+            assertThat(new boolean[] {bools.getBoolean(0), bools.getBoolean(1), bools.getBoolean(2)}).containsExactly(true, false, true);
+
+            MemorySegment wide = arena.allocate(8);
+            HostTensor u64 = HostTensor.of(wide, DLDataType.UINT64, 1);
+            u64.setLong(0, -1L);
+            assertThat(Long.toUnsignedString(u64.getLong(0))).isEqualTo("18446744073709551615");
+            assertThat(u64.getDouble(0)).isEqualTo(0x1p64);
+        }
+    }
+
+    @Test
+    void stridedBulkCopiesMatchElementAccessOnCTensors() {
+        CPeer peer = CPeer.get();
+        // A 3x4 view with row stride 6 and column stride -1 (reversed columns), from C.
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(3, 4).strides(6, -1));
+        try (ImportedTensor imported = ImportedTensor.importVersioned(produced.pointer())) {
+            HostTensor host = HostTensor.of(imported);
+            float[] bulk = new float[12];
+            host.copyTo(bulk);
+            for (int i = 0; i < 12; i++) {
+                assertThat(bulk[i]).isEqualTo(host.getFloat(i));
+            }
+            // Element (r, c) sits at memory position 6r - c from element 0, which is position 3.
+            assertThat(bulk).containsExactly(3, 2, 1, 0, 9, 8, 7, 6, 15, 14, 13, 12);
+            assertThat(host.getFloat(host.index(2, 1))).isEqualTo(14f);
+
+            try (Arena arena = Arena.ofConfined()) {
+                HostTensor compact = host.toContiguous(arena);
+                assertThat(compact.isCompactRowMajor()).isTrue();
+                float[] again = new float[12];
+                compact.copyTo(again);
+                assertThat(again).containsExactly(bulk);
+                assertThat(compact.segment().address() % CpuTensor.ALIGNMENT).isZero();
+            }
+            float[] replacement = new float[12];
+            java.util.Arrays.fill(replacement, 9f);
+            host.copyFrom(replacement);
+            assertThat(host.getFloat(11)).isEqualTo(9f);
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
+    void bulkCopiesRefuseMismatchedWidthsAndLengths() {
+        try (CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT64, 2, 2)) {
+            assertThatThrownBy(() -> tensor.host().copyTo(new float[4])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("widths differ");
+            assertThatThrownBy(() -> tensor.host().copyTo(new double[3])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("3 values");
+        }
+    }
+
+    @Test
+    void accessAfterTheMemoryIsReleasedIsAnExceptionNotACrash() {
+        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
+        HostTensor host = tensor.host();
+        tensor.close();
+        assertThatThrownBy(() -> host.getFloat(0)).isInstanceOf(IllegalStateException.class);
+    }
+}
