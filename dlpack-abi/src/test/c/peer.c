@@ -313,3 +313,14 @@ PEER_API void peer_call_deleter_of(void* source, int legacy, void* self) {
     ((DLManagedTensorVersioned*)source)->deleter((DLManagedTensorVersioned*)self);
   }
 }
+
+/* The same-run comparison peers for the benchmarks: plain memcpy, and a strided float gather. */
+PEER_API void peer_memcpy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
+
+PEER_API void peer_gather_f32(float* dst, const float* src, int64_t rows, int64_t cols, int64_t row_stride,
+                              int64_t col_stride) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float* row = src + r * row_stride;
+    for (int64_t c = 0; c < cols; c++) *dst++ = row[c * col_stride];
+  }
+}

@@ -1,7 +1,12 @@
 /**
- * OpenCL DLPack tensors for jdlpack. Not implemented yet: this module is an empty shell so that
- * the reactor and its dependency graph are in place.
+ * OpenCL DLPack tensors through libOpenCL downcalls.
+ *
+ * <p>Needs native access: {@code --enable-native-access=org.jdlpack.opencl} (and
+ * {@code org.jdlpack.abi}).
  */
 module org.jdlpack.opencl {
     requires transitive org.jdlpack.abi;
+    requires transitive org.jdlpack.cpu;
+
+    exports org.jdlpack.opencl;
 }

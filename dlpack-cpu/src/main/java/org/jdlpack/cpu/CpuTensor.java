@@ -165,7 +165,7 @@ public final class CpuTensor implements AutoCloseable {
      */
     public static CpuTensor copyOf(HostTensor source) {
         CpuTensor tensor = allocate(source.dtype(), source.shape());
-        source.copyElementsTo(tensor.host);
+        source.copyTo(tensor.host);
         return tensor;
     }
 
@@ -233,7 +233,7 @@ public final class CpuTensor implements AutoCloseable {
     private ManagedTensorHandle exportCopy(ManagedTensorKind kind) {
         CpuTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
         try {
-            host.copyElementsTo(copy.host);
+            host.copyTo(copy.host);
             return copy.owner.export(kind, copy.spec);
         } finally {
             copy.close(); // the export now holds the only reference

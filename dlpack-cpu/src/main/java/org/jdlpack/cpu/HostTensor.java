@@ -772,14 +772,24 @@ public final class HostTensor {
         MemorySegment target = arena.allocate(bytes, 256);
         HostTensor copy = new HostTensor(target, 0, dtype, shape.clone(), compactStrides,
                 padded ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
-        copyElementsTo(copy);
+        copyTo(copy);
         return copy;
     }
 
-    /** Copies every element into a tensor of the same dtype and shape. */
-    void copyElementsTo(HostTensor target) {
+    /**
+     * Copies every element into another tensor of the same dtype and shape, whatever the strides
+     * of either: one bulk copy when both are compact.
+     *
+     * @param target the destination
+     * @throws IllegalArgumentException      if the dtypes or shapes differ
+     * @throws UnsupportedOperationException if the target is read-only
+     */
+    public void copyTo(HostTensor target) {
         if (!Arrays.equals(shape, target.shape) || !dtype.equals(target.dtype)) {
-            throw new IllegalArgumentException("shapes or dtypes differ");
+            throw new IllegalArgumentException("cannot copy " + this + " into " + target + ": dtypes or shapes differ");
+        }
+        if (target.readOnly) {
+            throw new UnsupportedOperationException("the target tensor is read-only");
         }
         if (compact && target.compact && elementBytes > 0 && elementBytes == target.elementBytes) {
             MemorySegment.copy(segment, origin, target.segment, target.origin, count * elementBytes);

@@ -47,6 +47,8 @@ public final class CPeer {
     private final MethodHandle currentThread;
     private final MethodHandle reset;
     private final MethodHandle callDeleterOf;
+    private final MethodHandle memcpy;
+    private final MethodHandle gatherF32;
 
     private CPeer(Path library) {
         Linker linker = Linker.nativeLinker();
@@ -68,6 +70,11 @@ public final class CPeer {
         totalDeleterCalls = linker.downcallHandle(lookup.find("peer_total_deleter_calls").orElseThrow(), FunctionDescriptor.of(JAVA_LONG));
         currentThread = linker.downcallHandle(lookup.find("peer_current_thread").orElseThrow(), FunctionDescriptor.of(JAVA_LONG));
         reset = linker.downcallHandle(lookup.find("peer_reset").orElseThrow(), FunctionDescriptor.ofVoid());
+        // critical(true): C may read and write Java arrays in place, as a JNI critical region would.
+        memcpy = linker.downcallHandle(lookup.find("peer_memcpy").orElseThrow(),
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
+        gatherF32 = linker.downcallHandle(lookup.find("peer_gather_f32").orElseThrow(),
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(true));
         callDeleterOf = linker.downcallHandle(lookup.find("peer_call_deleter_of").orElseThrow(),
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, ADDRESS));
     }
@@ -236,6 +243,24 @@ public final class CPeer {
     public void callDeleterOf(MemorySegment source, boolean legacy, MemorySegment self) {
         try {
             callDeleterOf.invokeExact(source, flag(legacy), self);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** C memcpy; either side may be a heap segment (a Java array). */
+    public void memcpy(MemorySegment destination, MemorySegment source, long bytes) {
+        try {
+            memcpy.invokeExact(destination, source, bytes);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** C gather of a strided float32 matrix into a compact destination (strides in elements). */
+    public void gatherF32(MemorySegment destination, MemorySegment source, long rows, long cols, long rowStride, long colStride) {
+        try {
+            gatherF32.invokeExact(destination, source, rows, cols, rowStride, colStride);
         } catch (Throwable t) {
             throw new AssertionError(t);
         }

@@ -1,0 +1,217 @@
+package org.jdlpack.opencl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.Map;
+import java.util.Optional;
+
+import org.jdlpack.abi.internal.NativeAccess;
+
+/**
+ * The libOpenCL (ICD loader) entry points jdlpack uses, bound once with FFM downcalls, and the
+ * constants of the OpenCL 1.2 headers they need. The test suite compiles these constants against
+ * the system's CL/cl.h.
+ *
+ * <p>All handles are thread-safe in OpenCL, and so is everything here.
+ */
+@SuppressWarnings("restricted")
+final class CL {
+
+    static final int SUCCESS = 0;
+    static final int INVALID_MEM_OBJECT = -38;
+    static final int PLATFORM_NOT_FOUND_KHR = -1001;
+    static final int TRUE = 1;
+    static final long DEVICE_TYPE_ALL = 0xFFFFFFFFL;
+    static final int PLATFORM_NAME = 0x0902;
+    static final int PLATFORM_VENDOR = 0x0903;
+    static final int DEVICE_NAME = 0x102B;
+    static final int DEVICE_VERSION = 0x102F;
+    static final long MEM_READ_WRITE = 1L;
+    static final int MEM_TYPE = 0x1100;
+    static final int MEM_SIZE = 0x1102;
+    static final int MEM_REFERENCE_COUNT = 0x1105;
+    static final int MEM_CONTEXT = 0x1106;
+    static final int MEM_OBJECT_BUFFER = 0x10F0;
+    static final int BUFFER_CREATE_TYPE_REGION = 0x1220;
+    static final int PROGRAM_BUILD_LOG = 0x1183;
+
+    /** Error names by code, from the OpenCL 1.2 to 3.0 headers. */
+    static final Map<Integer, String> ERROR_NAMES = Map.ofEntries(
+            Map.entry(0, "CL_SUCCESS"), Map.entry(-1, "CL_DEVICE_NOT_FOUND"), Map.entry(-2, "CL_DEVICE_NOT_AVAILABLE"),
+            Map.entry(-3, "CL_COMPILER_NOT_AVAILABLE"), Map.entry(-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+            Map.entry(-5, "CL_OUT_OF_RESOURCES"), Map.entry(-6, "CL_OUT_OF_HOST_MEMORY"),
+            Map.entry(-7, "CL_PROFILING_INFO_NOT_AVAILABLE"), Map.entry(-8, "CL_MEM_COPY_OVERLAP"),
+            Map.entry(-9, "CL_IMAGE_FORMAT_MISMATCH"), Map.entry(-10, "CL_IMAGE_FORMAT_NOT_SUPPORTED"),
+            Map.entry(-11, "CL_BUILD_PROGRAM_FAILURE"), Map.entry(-12, "CL_MAP_FAILURE"),
+            Map.entry(-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"), Map.entry(-14, "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"),
+            Map.entry(-15, "CL_COMPILE_PROGRAM_FAILURE"), Map.entry(-16, "CL_LINKER_NOT_AVAILABLE"),
+            Map.entry(-17, "CL_LINK_PROGRAM_FAILURE"), Map.entry(-18, "CL_DEVICE_PARTITION_FAILED"),
+            Map.entry(-19, "CL_KERNEL_ARG_INFO_NOT_AVAILABLE"), Map.entry(-30, "CL_INVALID_VALUE"),
+            Map.entry(-31, "CL_INVALID_DEVICE_TYPE"), Map.entry(-32, "CL_INVALID_PLATFORM"), Map.entry(-33, "CL_INVALID_DEVICE"),
+            Map.entry(-34, "CL_INVALID_CONTEXT"), Map.entry(-35, "CL_INVALID_QUEUE_PROPERTIES"),
+            Map.entry(-36, "CL_INVALID_COMMAND_QUEUE"), Map.entry(-37, "CL_INVALID_HOST_PTR"),
+            Map.entry(-38, "CL_INVALID_MEM_OBJECT"), Map.entry(-39, "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR"),
+            Map.entry(-40, "CL_INVALID_IMAGE_SIZE"), Map.entry(-41, "CL_INVALID_SAMPLER"), Map.entry(-42, "CL_INVALID_BINARY"),
+            Map.entry(-43, "CL_INVALID_BUILD_OPTIONS"), Map.entry(-44, "CL_INVALID_PROGRAM"),
+            Map.entry(-45, "CL_INVALID_PROGRAM_EXECUTABLE"), Map.entry(-46, "CL_INVALID_KERNEL_NAME"),
+            Map.entry(-47, "CL_INVALID_KERNEL_DEFINITION"), Map.entry(-48, "CL_INVALID_KERNEL"),
+            Map.entry(-49, "CL_INVALID_ARG_INDEX"), Map.entry(-50, "CL_INVALID_ARG_VALUE"), Map.entry(-51, "CL_INVALID_ARG_SIZE"),
+            Map.entry(-52, "CL_INVALID_KERNEL_ARGS"), Map.entry(-53, "CL_INVALID_WORK_DIMENSION"),
+            Map.entry(-54, "CL_INVALID_WORK_GROUP_SIZE"), Map.entry(-55, "CL_INVALID_WORK_ITEM_SIZE"),
+            Map.entry(-56, "CL_INVALID_GLOBAL_OFFSET"), Map.entry(-57, "CL_INVALID_EVENT_WAIT_LIST"),
+            Map.entry(-58, "CL_INVALID_EVENT"), Map.entry(-59, "CL_INVALID_OPERATION"), Map.entry(-60, "CL_INVALID_GL_OBJECT"),
+            Map.entry(-61, "CL_INVALID_BUFFER_SIZE"), Map.entry(-62, "CL_INVALID_MIP_LEVEL"),
+            Map.entry(-63, "CL_INVALID_GLOBAL_WORK_SIZE"), Map.entry(-64, "CL_INVALID_PROPERTY"),
+            Map.entry(-65, "CL_INVALID_IMAGE_DESCRIPTOR"), Map.entry(-66, "CL_INVALID_COMPILER_OPTIONS"),
+            Map.entry(-67, "CL_INVALID_LINKER_OPTIONS"), Map.entry(-68, "CL_INVALID_DEVICE_PARTITION_COUNT"),
+            Map.entry(-69, "CL_INVALID_PIPE_SIZE"), Map.entry(-70, "CL_INVALID_DEVICE_QUEUE"),
+            Map.entry(-71, "CL_INVALID_SPEC_ID"), Map.entry(-72, "CL_MAX_SIZE_RESTRICTION_EXCEEDED"),
+            Map.entry(-1001, "CL_PLATFORM_NOT_FOUND_KHR"));
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Optional<SymbolLookup> LIBRARY;
+    private static final String LOAD_FAILURE;
+
+    static {
+        NativeAccess.warnIfDisabled(CL.class);
+        SymbolLookup library = null;
+        String failure = null;
+        for (String name : new String[] {"libOpenCL.so.1", "libOpenCL.so", "/System/Library/Frameworks/OpenCL.framework/OpenCL"}) {
+            try {
+                library = SymbolLookup.libraryLookup(name, Arena.global());
+                break;
+            } catch (IllegalArgumentException e) {
+                failure = "no OpenCL ICD loader (libOpenCL.so.1) found; on Debian/Ubuntu install ocl-icd-libopencl1 "
+                        + "and a platform such as pocl-opencl-icd";
+            } catch (IllegalCallerException e) {
+                throw NativeAccess.denied(CL.class, e);
+            }
+        }
+        LIBRARY = Optional.ofNullable(library);
+        LOAD_FAILURE = failure;
+    }
+
+    static final MethodHandle GET_PLATFORM_IDS = bind("clGetPlatformIDs", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle GET_PLATFORM_INFO = bind("clGetPlatformInfo", JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS);
+    static final MethodHandle GET_DEVICE_IDS = bind("clGetDeviceIDs", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle GET_DEVICE_INFO = bind("clGetDeviceInfo", JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS);
+    static final MethodHandle CREATE_CONTEXT = bind("clCreateContext", ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS);
+    static final MethodHandle RELEASE_CONTEXT = bind("clReleaseContext", JAVA_INT, ADDRESS);
+    static final MethodHandle CREATE_COMMAND_QUEUE = bind("clCreateCommandQueue", ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+    static final MethodHandle RELEASE_COMMAND_QUEUE = bind("clReleaseCommandQueue", JAVA_INT, ADDRESS);
+    static final MethodHandle FINISH = bind("clFinish", JAVA_INT, ADDRESS);
+    static final MethodHandle CREATE_BUFFER = bind("clCreateBuffer", ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
+    static final MethodHandle CREATE_SUB_BUFFER = bind("clCreateSubBuffer", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle RETAIN_MEM_OBJECT = bind("clRetainMemObject", JAVA_INT, ADDRESS);
+    static final MethodHandle RELEASE_MEM_OBJECT = bind("clReleaseMemObject", JAVA_INT, ADDRESS);
+    static final MethodHandle GET_MEM_OBJECT_INFO = bind("clGetMemObjectInfo", JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS);
+    static final MethodHandle ENQUEUE_READ_BUFFER = bind("clEnqueueReadBuffer", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle ENQUEUE_WRITE_BUFFER = bind("clEnqueueWriteBuffer", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle ENQUEUE_READ_BUFFER_RECT = bind("clEnqueueReadBufferRect", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS,
+            JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle ENQUEUE_WRITE_BUFFER_RECT = bind("clEnqueueWriteBufferRect", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS,
+            JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle ENQUEUE_COPY_BUFFER = bind("clEnqueueCopyBuffer", JAVA_INT,
+            ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle WAIT_FOR_EVENTS = bind("clWaitForEvents", JAVA_INT, JAVA_INT, ADDRESS);
+    static final MethodHandle RELEASE_EVENT = bind("clReleaseEvent", JAVA_INT, ADDRESS);
+    static final MethodHandle CREATE_PROGRAM_WITH_SOURCE = bind("clCreateProgramWithSource", ADDRESS,
+            ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+    static final MethodHandle BUILD_PROGRAM = bind("clBuildProgram", JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS);
+    static final MethodHandle GET_PROGRAM_BUILD_INFO = bind("clGetProgramBuildInfo", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS);
+    static final MethodHandle RELEASE_PROGRAM = bind("clReleaseProgram", JAVA_INT, ADDRESS);
+    static final MethodHandle CREATE_KERNEL = bind("clCreateKernel", ADDRESS, ADDRESS, ADDRESS, ADDRESS);
+    static final MethodHandle SET_KERNEL_ARG = bind("clSetKernelArg", JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS);
+    static final MethodHandle ENQUEUE_ND_RANGE_KERNEL = bind("clEnqueueNDRangeKernel", JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle RELEASE_KERNEL = bind("clReleaseKernel", JAVA_INT, ADDRESS);
+
+    // A pipe lets us read a word at an untrusted address without faulting: write(2) reports
+    // EFAULT for an unmapped source instead of crashing the process.
+    private static final MethodHandle PIPE = LINKER.downcallHandle(LINKER.defaultLookup().find("pipe").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle WRITE = LINKER.downcallHandle(LINKER.defaultLookup().find("write").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ = LINKER.downcallHandle(LINKER.defaultLookup().find("read").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final int[] PROBE_PIPE = new int[2];
+
+    static {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment fds = arena.allocate(JAVA_INT, 2);
+            if ((int) PIPE.invokeExact(fds) != 0) {
+                throw new ExceptionInInitializerError("pipe() failed");
+            }
+            PROBE_PIPE[0] = fds.getAtIndex(JAVA_INT, 0);
+            PROBE_PIPE[1] = fds.getAtIndex(JAVA_INT, 1);
+        } catch (Throwable t) {
+            throw new ExceptionInInitializerError(t);
+        }
+    }
+
+    private CL() {
+    }
+
+    private static MethodHandle bind(String name, MemoryLayout result, MemoryLayout... arguments) {
+        return LIBRARY.flatMap(library -> library.find(name))
+                .map(symbol -> LINKER.downcallHandle(symbol, FunctionDescriptor.of(result, arguments)))
+                .orElse(null);
+    }
+
+    /** Fails with a clear message when no OpenCL ICD loader could be loaded. */
+    static void requireLibrary() {
+        if (LIBRARY.isEmpty()) {
+            throw new OpenCLException(LOAD_FAILURE);
+        }
+    }
+
+    /** Throws unless {@code code} is CL_SUCCESS. */
+    static void check(int code, String call) {
+        if (code != SUCCESS) {
+            throw new OpenCLException(code, call);
+        }
+    }
+
+    /**
+     * Reads the 8 bytes at {@code address} without risking a crash.
+     *
+     * @return the word, or empty when the address is not readable
+     */
+    static synchronized Optional<Long> peekWord(long address) {
+        try (Arena arena = Arena.ofConfined()) {
+            long written = (long) WRITE.invokeExact(PROBE_PIPE[1], MemorySegment.ofAddress(address), 8L);
+            if (written != 8) {
+                return Optional.empty();
+            }
+            MemorySegment word = arena.allocate(JAVA_LONG);
+            long read = (long) READ.invokeExact(PROBE_PIPE[0], word, 8L);
+            return read == 8 ? Optional.of(word.get(JAVA_LONG, 0)) : Optional.empty();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** A NUL-terminated string result of a clGet*Info call. */
+    static String string(MemorySegment buffer) {
+        return buffer.getString(0);
+    }
+
+    /** Reinterprets a pointer-sized result. */
+    static MemorySegment bytes(MemorySegment pointer, long size) {
+        return pointer.reinterpret(size);
+    }
+}

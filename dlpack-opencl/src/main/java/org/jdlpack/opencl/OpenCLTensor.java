@@ -1,0 +1,357 @@
+package org.jdlpack.opencl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Optional;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.InvalidTensorException;
+import org.jdlpack.abi.TensorExtent;
+import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.cpu.HostTensor;
+
+/**
+ * A {@code kDLOpenCL} tensor read and written from the host. On OpenCL, {@code DLTensor.data} is
+ * a {@code cl_mem} handle and {@code byte_offset} an offset inside that buffer, never pointer
+ * arithmetic.
+ *
+ * <p>Before anything is read, {@link #of} checks that the handle is a buffer of the given
+ * context (reading the handle's first word through a pipe, so that a bogus pointer is rejected
+ * rather than crashing the process) and that {@code byte_offset} and every element the shape and
+ * strides reach lie inside the buffer.
+ *
+ * <p>Transfers: a compact tensor moves in one {@code clEnqueueRead/WriteBuffer}; a 2-D tensor
+ * with contiguous rows in one {@code clEnqueueRead/WriteBufferRect}; anything else is read as
+ * the one byte range it spans and gathered on the host, and written element by element.
+ *
+ * <p>Lifetime and thread safety: this view does not own the imported tensor; use it while the
+ * tensor is open. Methods may be called from any thread.
+ */
+public final class OpenCLTensor {
+
+    private final OpenCLContext context;
+    private final MemorySegment mem;
+    private final DLDataType dtype;
+    private final long[] shape;
+    private final long[] strides;
+    private final long byteOffset;
+    private final TensorExtent extent;
+    private final long elementCount;
+
+    private OpenCLTensor(OpenCLContext context, MemorySegment mem, DLDataType dtype, long[] shape, long[] strides,
+                         long byteOffset, TensorExtent extent) {
+        this.context = context;
+        this.mem = mem;
+        this.dtype = dtype;
+        this.shape = shape;
+        this.strides = strides;
+        this.byteOffset = byteOffset;
+        this.extent = extent;
+        this.elementCount = TensorGeometry.elementCount(shape);
+    }
+
+    /**
+     * Resolves an imported {@code kDLOpenCL} tensor to its buffer in a context.
+     *
+     * @param tensor  the imported tensor
+     * @param context the context of the device the tensor is on
+     * @return the view
+     * @throws UnsupportedDeviceException if the tensor is not on OpenCL, or on another device id
+     * @throws InvalidTensorException     if the handle is not a buffer of this context, or the
+     *                                    elements leave the buffer
+     */
+    public static OpenCLTensor of(ImportedTensor tensor, OpenCLContext context) {
+        if (tensor.device().deviceType() != DLDeviceType.OPENCL.code()) {
+            throw new UnsupportedDeviceException(tensor.device(), "not an OpenCL tensor: " + tensor.device());
+        }
+        if (tensor.device().deviceId() != context.device().deviceId()) {
+            throw new UnsupportedDeviceException(tensor.device(), "the tensor is on " + tensor.device()
+                    + " but the context is on OpenCL device " + context.device().deviceId());
+        }
+        MemorySegment mem = MemorySegment.ofAddress(tensor.dataAddress());
+        TensorExtent extent = tensor.extent();
+        if (tensor.elementCount() > 0) {
+            checkBuffer(mem, context);
+            long size = memInfoLong(mem, CL.MEM_SIZE);
+            long first = tensor.byteOffset() + extent.startByte();
+            if (first < 0 || tensor.byteOffset() > size || extent.endByte() > size - tensor.byteOffset()) {
+                throw new InvalidTensorException("DLTensor.byte_offset " + tensor.byteOffset() + " with shape "
+                        + Arrays.toString(tensor.shape()) + " and strides " + Arrays.toString(tensor.strides()) + " reaches bytes ["
+                        + first + ", " + (tensor.byteOffset() + extent.endByte()) + ") of a " + size + "-byte cl_mem");
+            }
+        }
+        return new OpenCLTensor(context, mem, tensor.dtype(), tensor.shape(), tensor.strides(), tensor.byteOffset(), extent);
+    }
+
+    /** Rejects anything but a buffer created in {@code context}, without dereferencing blindly. */
+    private static void checkBuffer(MemorySegment mem, OpenCLContext context) {
+        String handle = "DLTensor.data 0x" + Long.toHexString(mem.address());
+        if (mem.address() % 8 != 0) {
+            throw new InvalidTensorException(handle + " is not a cl_mem: misaligned");
+        }
+        // Every ICD object starts with its platform's dispatch table pointer.
+        Optional<Long> dispatch = CL.peekWord(mem.address());
+        Optional<Long> expected = CL.peekWord(context.context().address());
+        if (dispatch.isEmpty()) {
+            throw new InvalidTensorException(handle + " is not a cl_mem: the address is not readable");
+        }
+        if (!dispatch.equals(expected)) {
+            throw new InvalidTensorException(handle + " is not a cl_mem of this OpenCL platform");
+        }
+        int type;
+        long owner;
+        try {
+            type = memInfoInt(mem, CL.MEM_TYPE);
+            owner = memInfoLong(mem, CL.MEM_CONTEXT);
+        } catch (OpenCLException e) {
+            throw new InvalidTensorException(handle + " is not a valid cl_mem: " + e.getMessage(), e);
+        }
+        if (type != CL.MEM_OBJECT_BUFFER) {
+            throw new InvalidTensorException(handle + " is a cl_mem of type 0x" + Integer.toHexString(type) + ", not a buffer");
+        }
+        if (owner != context.context().address()) {
+            throw new InvalidTensorException(handle + " belongs to another OpenCL context");
+        }
+    }
+
+    /**
+     * The {@code cl_mem} handle, for passing to kernels.
+     *
+     * @return the buffer handle
+     */
+    public MemorySegment handle() {
+        return mem;
+    }
+
+    /**
+     * Where element 0 is inside the buffer.
+     *
+     * @return {@code byte_offset}
+     */
+    public long byteOffset() {
+        return byteOffset;
+    }
+
+    /**
+     * The element type.
+     *
+     * @return the dtype
+     */
+    public DLDataType dtype() {
+        return dtype;
+    }
+
+    /**
+     * The extents.
+     *
+     * @return a copy of the shape
+     */
+    public long[] shape() {
+        return shape.clone();
+    }
+
+    /**
+     * The strides in elements.
+     *
+     * @return a copy of the strides
+     */
+    public long[] strides() {
+        return strides.clone();
+    }
+
+    /**
+     * Reads every element into a host tensor of the same dtype and shape.
+     *
+     * @param destination where the elements go, in any layout
+     */
+    public void readTo(HostTensor destination) {
+        checkSameShape(destination);
+        if (elementCount == 0) {
+            return;
+        }
+        long elementBytes = dtype.byteSize(false);
+        try (Arena arena = Arena.ofConfined()) {
+            if (destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0
+                    && TensorGeometry.isCompactRowMajor(shape, strides)) {
+                read(context, mem, byteOffset, destination.segment().asSlice(destination.originByte(), elementCount * elementBytes));
+                return;
+            }
+            if (destination.isCompactRowMajor() && destination.segment().isNative() && isRectangle(elementBytes)) {
+                rect(true, destination.segment().asSlice(destination.originByte(), elementCount * elementBytes), elementBytes, arena);
+                return;
+            }
+            // One transfer of the whole span, then a gather on the host.
+            MemorySegment span = arena.allocate(extent.byteSize(), 256);
+            read(context, mem, byteOffset + extent.startByte(), span);
+            HostTensor.of(TensorSpec.builder(span, dtype, shape).strides(strides).byteOffset(-extent.startByte()).build())
+                    .copyTo(destination);
+        }
+    }
+
+    /**
+     * Reads a float32 tensor into an array, in row-major order.
+     *
+     * @return the elements
+     */
+    public float[] readFloats() {
+        if (!dtype.equals(DLDataType.FLOAT32)) {
+            throw new IllegalArgumentException("readFloats needs float32, the tensor is " + dtype);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensor host = HostTensor.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            readTo(host);
+            float[] values = new float[(int) elementCount];
+            host.copyTo(values);
+            return values;
+        }
+    }
+
+    /**
+     * Writes every element from a host tensor of the same dtype and shape.
+     *
+     * @param source the elements, in any layout
+     */
+    public void writeFrom(HostTensor source) {
+        checkSameShape(source);
+        if (elementCount == 0) {
+            return;
+        }
+        long elementBytes = dtype.byteSize(false);
+        if (elementBytes == 0) {
+            throw new UnsupportedOperationException("writing packed sub-byte OpenCL tensors is not supported");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
+            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), elementCount * elementBytes);
+            if (TensorGeometry.isCompactRowMajor(shape, strides)) {
+                write(context, mem, byteOffset, bytes);
+            } else if (isRectangle(elementBytes)) {
+                rect(false, bytes, elementBytes, arena);
+            } else {
+                for (long i = 0; i < elementCount; i++) {
+                    long offset = byteOffset + elementOffset(i) * elementBytes;
+                    write(context, mem, offset, bytes.asSlice(i * elementBytes, elementBytes));
+                }
+            }
+        }
+    }
+
+    /**
+     * Writes float32 values from an array, in row-major order.
+     *
+     * @param values exactly as many values as the tensor has elements
+     */
+    public void writeFloats(float[] values) {
+        if (!dtype.equals(DLDataType.FLOAT32)) {
+            throw new IllegalArgumentException("writeFloats needs float32, the tensor is " + dtype);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensor host = HostTensor.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            host.copyFrom(values);
+            writeFrom(host);
+        }
+    }
+
+    private void checkSameShape(HostTensor host) {
+        if (!host.dtype().equals(dtype) || !Arrays.equals(host.shape(), shape)) {
+            throw new IllegalArgumentException("host tensor " + host + " does not match " + dtype + " " + Arrays.toString(shape));
+        }
+    }
+
+    /** 2-D, rows contiguous and not overlapping, all strides non-negative: one rectangular transfer. */
+    private boolean isRectangle(long elementBytes) {
+        return shape.length == 2 && elementBytes > 0 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
+    }
+
+    private void rect(boolean read, MemorySegment host, long elementBytes, Arena arena) {
+        MemorySegment bufferOrigin = arena.allocateFrom(JAVA_LONG, byteOffset, 0, 0);
+        MemorySegment hostOrigin = arena.allocateFrom(JAVA_LONG, 0, 0, 0);
+        long rowBytes = shape[1] * elementBytes;
+        MemorySegment region = arena.allocateFrom(JAVA_LONG, rowBytes, shape[0], 1);
+        long bufferPitch = strides[0] * elementBytes;
+        try {
+            int rc = read
+                    ? (int) CL.ENQUEUE_READ_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin, region,
+                            bufferPitch, 0L, rowBytes, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL)
+                    : (int) CL.ENQUEUE_WRITE_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin, region,
+                            bufferPitch, 0L, rowBytes, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL);
+            CL.check(rc, read ? "clEnqueueReadBufferRect" : "clEnqueueWriteBufferRect");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private long elementOffset(long position) {
+        long offset = 0;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            offset += (position % shape[d]) * strides[d];
+            position /= shape[d];
+        }
+        return offset;
+    }
+
+    // ----- transfers shared with OpenCLBuffer -----
+
+    static void read(OpenCLContext context, MemorySegment mem, long offset, MemorySegment destination) {
+        try {
+            CL.check((int) CL.ENQUEUE_READ_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, destination.byteSize(),
+                    destination, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static void write(OpenCLContext context, MemorySegment mem, long offset, MemorySegment source) {
+        try {
+            CL.check((int) CL.ENQUEUE_WRITE_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, source.byteSize(),
+                    source, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static int memInfoInt(MemorySegment mem, int parameter) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(JAVA_INT);
+            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, 4L, value, MemorySegment.NULL), "clGetMemObjectInfo");
+            return value.get(JAVA_INT, 0);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static long memInfoLong(MemorySegment mem, int parameter) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ADDRESS);
+            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, 8L, value, MemorySegment.NULL), "clGetMemObjectInfo");
+            return value.get(JAVA_LONG, 0);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "OpenCLTensor[cl_mem 0x" + Long.toHexString(mem.address()) + ", " + dtype + ", shape=" + Arrays.toString(shape)
+                + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
+    }
+}
