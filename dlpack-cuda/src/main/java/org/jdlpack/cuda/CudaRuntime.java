@@ -1,0 +1,140 @@
+package org.jdlpack.cuda;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+
+/**
+ * The CUDA runtime jdlpack bound to, and what it can see.
+ *
+ * <p>On a machine without an NVIDIA driver or GPU the library still loads (when installed) and
+ * every query that needs a device reports why it cannot run: {@link #status()} says "no driver" or
+ * "no CUDA device".
+ *
+ * <p>Thread safety: all methods may be called from any thread. The CUDA "current device" is
+ * per-thread state; methods that need a device set it on the calling thread.
+ */
+public final class CudaRuntime {
+
+    private CudaRuntime() {
+    }
+
+    /**
+     * The libcudart this library loaded.
+     *
+     * @return its path (or loader name)
+     * @throws CudaException if no CUDA runtime library was found, saying where it looked
+     */
+    public static Path library() {
+        Cudart.requireLibrary();
+        return Cudart.LIBRARY;
+    }
+
+    /**
+     * {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor.
+     *
+     * @return the runtime version, for example 13000
+     */
+    public static int runtimeVersion() {
+        return Cudart.queryInt(Cudart.RUNTIME_GET_VERSION, "cudaRuntimeGetVersion");
+    }
+
+    /**
+     * {@code cudaDriverGetVersion}: the CUDA version the installed driver supports.
+     *
+     * @return the driver version, or 0 when no driver is installed
+     */
+    public static int driverVersion() {
+        return Cudart.queryInt(Cudart.DRIVER_GET_VERSION, "cudaDriverGetVersion");
+    }
+
+    /**
+     * {@code cudaGetDeviceCount}.
+     *
+     * @return the number of CUDA devices
+     * @throws CudaException when there is no driver ({@code cudaErrorInsufficientDriver}) or no
+     *                       device ({@code cudaErrorNoDevice}), among others
+     */
+    public static int deviceCount() {
+        return Cudart.queryInt(Cudart.GET_DEVICE_COUNT, "cudaGetDeviceCount");
+    }
+
+    /**
+     * Whether at least one CUDA device is usable.
+     *
+     * @return {@code true} when {@link #deviceCount()} succeeds with at least one device
+     */
+    public static boolean hasDevice() {
+        try {
+            return deviceCount() > 0;
+        } catch (CudaException e) {
+            return false;
+        }
+    }
+
+    /**
+     * One line on what was bound and what it sees: library, runtime and driver versions, and the
+     * devices or the reason there are none.
+     *
+     * @return the status
+     */
+    public static String status() {
+        try {
+            String head = "libcudart " + library() + " (runtime " + version(runtimeVersion()) + ", driver "
+                    + (driverVersion() == 0 ? "none" : version(driverVersion())) + ")";
+            try {
+                int count = deviceCount();
+                return head + ": " + count + " CUDA device" + (count == 1 ? "" : "s");
+            } catch (CudaException e) {
+                String reason = switch (e.errorCode()) {
+                    case Cudart.ERROR_INSUFFICIENT_DRIVER -> "no driver";
+                    case Cudart.ERROR_NO_DEVICE -> "no CUDA device";
+                    default -> "no usable device";
+                };
+                return head + ": " + reason + " (" + e.getMessage() + ")";
+            }
+        } catch (CudaException e) {
+            return e.getMessage();
+        }
+    }
+
+    /**
+     * The device's name from {@code cudaGetDeviceProperties}.
+     *
+     * @param device a CUDA device ordinal
+     * @return the name
+     */
+    public static String deviceName(int device) {
+        Cudart.requireLibrary();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment properties = arena.allocate(Cudart.DEVICE_PROP_ROOM, 16);
+            Cudart.check((int) Cudart.GET_DEVICE_PROPERTIES.invokeExact(properties, device), "cudaGetDeviceProperties");
+            return properties.getString(0); // char name[256] is the first field
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Makes {@code device} current on the calling thread. */
+    static void setDevice(int device) {
+        try {
+            Cudart.check((int) Cudart.SET_DEVICE.invokeExact(device), "cudaSetDevice(" + device + ")");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** The device current on the calling thread. */
+    static int currentDevice() {
+        return Cudart.queryInt(Cudart.GET_DEVICE, "cudaGetDevice");
+    }
+
+    private static String version(int encoded) {
+        return encoded / 1000 + "." + (encoded % 1000) / 10;
+    }
+
+}

@@ -1,0 +1,265 @@
+package org.jdlpack.cuda;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.InvalidTensorException;
+import org.jdlpack.abi.TensorExtent;
+import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.cpu.HostTensor;
+
+/**
+ * A CUDA tensor ({@code kDLCUDA}, {@code kDLCUDAManaged} or {@code kDLCUDAHost}) copied to and
+ * from the host.
+ *
+ * <p>{@link #of} asks the driver what the pointer is ({@code cudaPointerGetAttributes}): device or
+ * managed memory, and on which device. The DLPack {@code device_id} is the producer's ordinal and
+ * can disagree with the driver's numbering (for example under {@code CUDA_VISIBLE_DEVICES}); the
+ * driver's answer is what copies use, and both are reported.
+ *
+ * <p>Transfers: compact tensors in one {@code cudaMemcpy}; 2-D tensors with contiguous rows in one
+ * {@code cudaMemcpy2D}; anything else by copying the span the tensor covers and gathering on the
+ * host (reads), or element by element (writes). The stream variants enqueue on the given stream
+ * and wait for it.
+ *
+ * <p>Lifetime and thread safety: a view of an imported tensor; use it while the tensor is open.
+ * Methods may be called from any thread; each sets the tensor's device on the calling thread.
+ */
+public final class CudaTensor {
+
+    private final long data;
+    private final int driverDevice;
+    private final int memoryType;
+    private final DLDataType dtype;
+    private final long[] shape;
+    private final long[] strides;
+    private final long byteOffset;
+    private final TensorExtent extent;
+    private final long elementCount;
+
+    private CudaTensor(long data, int driverDevice, int memoryType, ImportedTensor tensor) {
+        this.data = data;
+        this.driverDevice = driverDevice;
+        this.memoryType = memoryType;
+        this.dtype = tensor.dtype();
+        this.shape = tensor.shape();
+        this.strides = tensor.strides();
+        this.byteOffset = tensor.byteOffset();
+        this.extent = tensor.extent();
+        this.elementCount = tensor.elementCount();
+    }
+
+    /**
+     * Resolves an imported CUDA tensor through the driver.
+     *
+     * @param tensor a {@code kDLCUDA}, {@code kDLCUDAManaged} or {@code kDLCUDAHost} tensor
+     * @return the view
+     * @throws UnsupportedDeviceException if the tensor is on another device type
+     * @throws InvalidTensorException     if the driver does not know the pointer as CUDA memory
+     * @throws CudaException              if the driver cannot be asked (no driver, no device)
+     */
+    public static CudaTensor of(ImportedTensor tensor) {
+        int type = tensor.device().deviceType();
+        if (type != DLDeviceType.CUDA.code() && type != DLDeviceType.CUDA_MANAGED.code() && type != DLDeviceType.CUDA_HOST.code()) {
+            throw new UnsupportedDeviceException(tensor.device(), "not a CUDA tensor: " + tensor.device());
+        }
+        if (tensor.elementCount() == 0) {
+            return new CudaTensor(tensor.dataAddress(), tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
+        }
+        Cudart.requireLibrary();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attributes = arena.allocate(Cudart.POINTER_ATTRIBUTES_ROOM, 8);
+            int rc = (int) Cudart.POINTER_GET_ATTRIBUTES.invokeExact(attributes, MemorySegment.ofAddress(tensor.dataAddress()));
+            Cudart.check(rc, "cudaPointerGetAttributes(0x" + Long.toHexString(tensor.dataAddress()) + ")");
+            int memoryType = attributes.get(JAVA_INT, 0);
+            int device = attributes.get(JAVA_INT, 4);
+            boolean expected = switch (memoryType) {
+                case Cudart.MEMORY_TYPE_DEVICE, Cudart.MEMORY_TYPE_MANAGED -> type != DLDeviceType.CUDA_HOST.code();
+                case Cudart.MEMORY_TYPE_HOST -> type == DLDeviceType.CUDA_HOST.code();
+                default -> false;
+            };
+            if (!expected) {
+                throw new InvalidTensorException("DLTensor.data 0x" + Long.toHexString(tensor.dataAddress()) + " on " + tensor.device()
+                        + " is cudaMemoryType " + memoryType + " to the driver, not memory of that kind");
+            }
+            return new CudaTensor(tensor.dataAddress(), device, memoryType, tensor);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * The device the driver says the memory is on; may differ from the DLPack {@code device_id}.
+     *
+     * @return the CUDA device ordinal
+     */
+    public int driverDevice() {
+        return driverDevice;
+    }
+
+    /**
+     * Whether the driver reports managed (unified) memory.
+     *
+     * @return {@code true} for managed memory
+     */
+    public boolean isManaged() {
+        return memoryType == Cudart.MEMORY_TYPE_MANAGED;
+    }
+
+    /**
+     * Copies every element to a host tensor of the same dtype and shape (blocking).
+     *
+     * @param destination the host tensor, in any layout
+     */
+    public void readTo(HostTensor destination) {
+        readTo(destination, CudaStream.legacyDefault());
+    }
+
+    /**
+     * Copies every element to a host tensor on a stream, and waits for that stream.
+     *
+     * @param destination the host tensor, in any layout
+     * @param stream      the stream to copy on
+     */
+    public void readTo(HostTensor destination, CudaStream stream) {
+        checkSameShape(destination);
+        if (elementCount == 0) {
+            return;
+        }
+        long elementBytes = dtype.byteSize(false);
+        CudaRuntime.setDevice(driverDevice);
+        try (Arena arena = Arena.ofConfined()) {
+            boolean directTarget = destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0;
+            if (directTarget && TensorGeometry.isCompactRowMajor(shape, strides)) {
+                copyAsync(destination.segment().asSlice(destination.originByte(), elementCount * elementBytes),
+                        MemorySegment.ofAddress(data + byteOffset), elementCount * elementBytes, stream);
+            } else if (directTarget && isRectangle(elementBytes)) {
+                copy2DAsync(destination.segment().asSlice(destination.originByte()), shape[1] * elementBytes,
+                        MemorySegment.ofAddress(data + byteOffset), strides[0] * elementBytes, shape[1] * elementBytes, shape[0], stream);
+            } else {
+                MemorySegment span = arena.allocate(extent.byteSize(), 256);
+                copyAsync(span, MemorySegment.ofAddress(data + byteOffset + extent.startByte()), extent.byteSize(), stream);
+                stream.synchronize();
+                HostTensor.of(TensorSpec.builder(span, dtype, shape).strides(strides).byteOffset(-extent.startByte()).build())
+                        .copyTo(destination);
+                return;
+            }
+            stream.synchronize();
+        }
+    }
+
+    /**
+     * Copies every element from a host tensor of the same dtype and shape (blocking).
+     *
+     * @param source the host tensor, in any layout
+     */
+    public void writeFrom(HostTensor source) {
+        writeFrom(source, CudaStream.legacyDefault());
+    }
+
+    /**
+     * Copies every element from a host tensor on a stream, and waits for that stream.
+     *
+     * @param source the host tensor, in any layout
+     * @param stream the stream to copy on
+     */
+    public void writeFrom(HostTensor source, CudaStream stream) {
+        checkSameShape(source);
+        if (elementCount == 0) {
+            return;
+        }
+        long elementBytes = dtype.byteSize(false);
+        if (elementBytes == 0) {
+            throw new UnsupportedOperationException("writing packed sub-byte CUDA tensors is not supported");
+        }
+        CudaRuntime.setDevice(driverDevice);
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
+            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), elementCount * elementBytes);
+            if (TensorGeometry.isCompactRowMajor(shape, strides)) {
+                copyAsync(MemorySegment.ofAddress(data + byteOffset), bytes, bytes.byteSize(), stream);
+            } else if (isRectangle(elementBytes)) {
+                copy2DAsync(MemorySegment.ofAddress(data + byteOffset), strides[0] * elementBytes, bytes, shape[1] * elementBytes,
+                        shape[1] * elementBytes, shape[0], stream);
+            } else {
+                for (long i = 0; i < elementCount; i++) {
+                    copyAsync(MemorySegment.ofAddress(data + byteOffset + elementOffset(i) * elementBytes),
+                            bytes.asSlice(i * elementBytes, elementBytes), elementBytes, stream);
+                }
+            }
+            stream.synchronize();
+        }
+    }
+
+    private boolean isRectangle(long elementBytes) {
+        return shape.length == 2 && elementBytes > 0 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
+    }
+
+    private long elementOffset(long position) {
+        long offset = 0;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            offset += (position % shape[d]) * strides[d];
+            position /= shape[d];
+        }
+        return offset;
+    }
+
+    private void checkSameShape(HostTensor host) {
+        if (!host.dtype().equals(dtype) || !Arrays.equals(host.shape(), shape)) {
+            throw new IllegalArgumentException("host tensor " + host + " does not match " + dtype + " " + Arrays.toString(shape));
+        }
+    }
+
+    private static void copyAsync(MemorySegment destination, MemorySegment source, long bytes, CudaStream stream) {
+        try {
+            Cudart.check((int) Cudart.MEMCPY_ASYNC.invokeExact(destination, source, bytes, Cudart.MEMCPY_DEFAULT, stream.segment()),
+                    "cudaMemcpyAsync");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static void copy2DAsync(MemorySegment destination, long destinationPitch, MemorySegment source, long sourcePitch,
+                                    long widthBytes, long rows, CudaStream stream) {
+        try {
+            Cudart.check((int) Cudart.MEMCPY_2D_ASYNC.invokeExact(destination, destinationPitch, source, sourcePitch, widthBytes, rows,
+                    Cudart.MEMCPY_DEFAULT, stream.segment()), "cudaMemcpy2DAsync");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Blocking cudaMemcpy with the direction inferred from the pointers. */
+    static void memcpy(MemorySegment destination, MemorySegment source, long bytes, int device) {
+        Cudart.requireLibrary();
+        CudaRuntime.setDevice(device);
+        try {
+            Cudart.check((int) Cudart.MEMCPY.invokeExact(destination, source, bytes, Cudart.MEMCPY_DEFAULT), "cudaMemcpy");
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaTensor[0x" + Long.toHexString(data) + " on driver device " + driverDevice + ", " + dtype + ", shape="
+                + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
+    }
+
+}

@@ -1,0 +1,135 @@
+package org.jdlpack.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.stream.Stream;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.cpu.HostTensor;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Tests that need a CUDA device. Without one (CI, this project's development machines) each is
+ * skipped with the reason printed; the GPU check (dlpack-cuda/gpu-check) runs them on a GPU.
+ */
+@ExtendWith(NothingLeftBehind.class)
+class CudaDeviceTest {
+
+    @BeforeAll
+    static void requireDevice() {
+        if (!CudaRuntime.hasDevice()) {
+            String reason = "no CUDA device: " + CudaRuntime.status();
+            System.out.println("SKIPPED CudaDeviceTest (" + reason + ")");
+            Assumptions.abort(reason);
+        }
+        System.out.println("CUDA device 0: " + CudaRuntime.deviceName(0));
+    }
+
+    static Stream<DLDataType> dtypes() {
+        return Stream.of(DLDataType.INT8, DLDataType.INT16, DLDataType.INT32, DLDataType.INT64, DLDataType.UINT8, DLDataType.UINT16,
+                DLDataType.UINT32, DLDataType.UINT64, DLDataType.FLOAT16, DLDataType.BFLOAT16, DLDataType.FLOAT32, DLDataType.FLOAT64,
+                DLDataType.COMPLEX64, DLDataType.COMPLEX128, DLDataType.BOOL,
+                new DLDataType(DLDataTypeCode.FLOAT8_E4M3FN, 8, 1), new DLDataType(DLDataTypeCode.FLOAT8_E5M2, 8, 1));
+    }
+
+    private static double sample(DLDataType dtype, long i) {
+        return switch (dtype.code()) {
+            case BOOL -> i % 2;
+            case UINT -> i % 200;
+            case INT -> (i % 100) - 50;
+            default -> ((i % 16) - 8) * 0.5;
+        };
+    }
+
+    @ParameterizedTest
+    @MethodSource("dtypes")
+    void everyDtypeRoundTripsThroughDeviceMemoryWithOffsetAndStrides(DLDataType dtype) {
+        long elementBytes = dtype.byteSize(false);
+        try (Arena arena = Arena.ofConfined(); CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 64 * 64 * elementBytes)) {
+            // A 5x7 view: rows 16 elements apart, every other column, starting at element 9.
+            long[] shape = {5, 7};
+            HostTensor source = HostTensor.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
+            for (long i = 0; i < 35; i++) {
+                source.setDouble(i, sample(dtype, i));
+                if (dtype.code() == DLDataTypeCode.COMPLEX) {
+                    source.setImaginary(i, 0, -sample(dtype, i));
+                }
+            }
+            for (ManagedTensorKind kind : ManagedTensorKind.values()) {
+                try (ImportedTensor imported = memory.export(kind, dtype, shape, new long[] {16, 2}, 9 * elementBytes).importTensor()) {
+                    CudaTensor tensor = CudaTensor.of(imported);
+                    assertThat(tensor.driverDevice()).isZero();
+                    tensor.writeFrom(source);
+                    HostTensor back = HostTensor.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
+                    tensor.readTo(back);
+                    for (long i = 0; i < 35; i++) {
+                        assertThat(back.getDouble(i)).as("%s %s element %d", kind, dtype, i).isEqualTo(source.getDouble(i));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void compactAndRectangularCopiesUseOneTransferAndAreExact() {
+        try (Arena arena = Arena.ofConfined(); CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 1 << 20)) {
+            float[] values = new float[256 * 256];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = i;
+            }
+            memory.copyFromHost(0, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values));
+            try (ImportedTensor rows = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {100, 30},
+                    new long[] {256, 1}, 4 * 3).importTensor()) {
+                HostTensor host = HostTensor.of(arena.allocate(100 * 30 * 4, 256), DLDataType.FLOAT32, 100, 30);
+                CudaTensor.of(rows).readTo(host);
+                assertThat(host.getFloat(host.index(99, 29))).isEqualTo(99 * 256 + 3 + 29);
+            }
+        }
+    }
+
+    @Test
+    void pinnedAndManagedExportsAreReadableOnTheHost() {
+        for (CudaMemory.Kind kind : new CudaMemory.Kind[] {CudaMemory.Kind.PINNED, CudaMemory.Kind.MANAGED}) {
+            try (CudaMemory memory = CudaMemory.allocate(kind, 0, 4096)) {
+                MemorySegment host = memory.hostSegment();
+                host.set(java.lang.foreign.ValueLayout.JAVA_FLOAT, 8, 42f);
+                try (ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0)
+                        .importTensor()) {
+                    assertThat(imported.device().isHostAccessible()).isTrue();
+                    assertThat(HostTensor.of(imported).getFloat(2)).isEqualTo(42f);
+                }
+            }
+        }
+    }
+
+    @Test
+    void theDeleterFreesDeviceMemoryFromAnyThreadExactlyOnce() throws Exception {
+        CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 4096);
+        MemorySegment pointer = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0).consume();
+        memory.close();
+        assertThat(memory.references()).isEqualTo(1);
+        org.jdlpack.abi.peer.CPeer.get().deleteOnNewThread(pointer, false);
+        assertThat(memory.references()).isZero();
+    }
+
+    @Test
+    void aConsumerStreamWaitsForTheProducerStream() {
+        try (CudaStream producer = CudaStream.create(0); CudaStream consumer = CudaStream.create(0)) {
+            assertThat(StreamContract.prepareForConsumer(producer, consumer.handle())).isTrue();
+            consumer.synchronize();
+            assertThat(StreamContract.prepareForConsumer(producer, 2L)).isTrue();
+            CudaStream.perThreadDefault().synchronize();
+        }
+    }
+}
