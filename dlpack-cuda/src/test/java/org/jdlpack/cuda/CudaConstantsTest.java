@@ -22,6 +22,7 @@ class CudaConstantsTest {
         if (!Files.exists(include.resolve("cuda_runtime_api.h"))) {
             include = Path.of("/usr/local/cuda-13.0/include");
         }
+        Assumptions.assumeTrue(NativeBuild.compilerAvailable(), "no C compiler to compile the header probe with");
         Assumptions.assumeTrue(Files.exists(include.resolve("cuda_runtime_api.h")),
                 "the CUDA runtime headers are not installed (looked in $CUDA_HOME/include and /usr/local/cuda*/include)");
         Map<String, String> java = new LinkedHashMap<>();

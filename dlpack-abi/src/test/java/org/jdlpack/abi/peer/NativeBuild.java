@@ -41,8 +41,16 @@ public final class NativeBuild {
         return dir;
     }
 
-    /** Runs the C compiler; fails with its output when it fails. */
+    /**
+     * Runs the C compiler; fails with its output when it fails. When {@code $JDLPACK_PREBUILT}
+     * names a folder that already holds {@code output} (the GPU check bundle ships the peer built
+     * in advance, for machines without a compiler), that file is used instead.
+     */
     public static Path compile(String output, String... arguments) {
+        String prebuilt = System.getenv("JDLPACK_PREBUILT");
+        if (prebuilt != null && Files.isRegularFile(Path.of(prebuilt, output))) {
+            return Path.of(prebuilt, output).toAbsolutePath();
+        }
         Path dir = directory();
         Path result = dir.resolve(output);
         List<String> command = new ArrayList<>();
@@ -51,6 +59,20 @@ public final class NativeBuild {
         command.addAll(List.of(arguments));
         run(dir, command);
         return result;
+    }
+
+    /** Whether the C compiler ({@code $CC}, default gcc) can be started. */
+    public static boolean compilerAvailable() {
+        try {
+            Process process = new ProcessBuilder(System.getenv().getOrDefault("CC", "gcc"), "--version").redirectErrorStream(true).start();
+            process.getInputStream().readAllBytes();
+            return process.waitFor() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Runs a command in a directory and returns its standard output; fails on a non-zero exit. */

@@ -1,0 +1,85 @@
+package org.jdlpack.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.util.stream.Stream;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.peer.NumPyPeer;
+import org.jdlpack.cpu.HostTensor;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * CUDA tensors exchanged with CuPy or PyTorch running in the embedded CPython, both directions.
+ * Needs a GPU and a python3 with CuPy or PyTorch (with CUDA); skipped otherwise, reason printed.
+ */
+class CudaPythonExchangeTest {
+
+    static Stream<String> frameworks() {
+        return Stream.of("cupy", "torch");
+    }
+
+    private static NumPyPeer require(String framework) {
+        String reason = null;
+        if (!CudaRuntime.hasDevice()) {
+            reason = "no CUDA device: " + CudaRuntime.status();
+        } else if (!NumPyPeer.isAvailable()) {
+            reason = "no embeddable python3 with NumPy";
+        } else if (!"True".equals(NumPyPeer.require().eval("__import__('importlib.util').util.find_spec('" + framework + "') is not None"))) {
+            reason = "python3 has no " + framework;
+        }
+        if (reason != null) {
+            System.out.println("SKIPPED " + framework + " exchange (" + reason + ")");
+            Assumptions.abort(reason);
+        }
+        NumPyPeer python = NumPyPeer.require();
+        python.exec("import " + framework);
+        return python;
+    }
+
+    @ParameterizedTest
+    @MethodSource("frameworks")
+    void aFrameworkTensorIsImportedAndReadOnTheHost(String framework) {
+        NumPyPeer python = require(framework);
+        String make = framework.equals("cupy")
+                ? "x = cupy.arange(24, dtype=cupy.float32).reshape(4, 6)[:, ::2] * 2"
+                : "x = (torch.arange(24, dtype=torch.float32, device='cuda').reshape(4, 6)[:, ::2] * 2)";
+        python.exec(make + "\ncap = x.__dlpack__(stream=1)");
+        try (ImportedTensor tensor = ManagedTensorHandle.of(ManagedTensorKind.LEGACY, python.consumeCapsule("cap", ManagedTensorKind.LEGACY))
+                .importTensor(); Arena arena = Arena.ofConfined()) {
+            HostTensor host = HostTensor.of(arena.allocate(12 * 4, 256), DLDataType.FLOAT32, 4, 3);
+            CudaTensor.of(tensor).readTo(host);
+            for (int i = 0; i < 12; i++) {
+                assertThat(host.getFloat(i)).isEqualTo(((i / 3) * 6 + (i % 3) * 2) * 2f);
+            }
+        } finally {
+            python.exec("del cap");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("frameworks")
+    void aJavaExportedTensorIsConsumedByTheFramework(String framework) {
+        NumPyPeer python = require(framework);
+        try (Arena arena = Arena.ofConfined(); CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 1024)) {
+            float[] values = new float[256];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = i;
+            }
+            memory.copyFromHost(0, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values));
+            python.putCapsule("cap", memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16, 16}, null, 0));
+            String from = framework.equals("cupy") ? "cupy.from_dlpack" : "torch.from_dlpack";
+            python.exec("y = " + from + "(JavaTensor(cap, device=(2, 0)))\ndel cap");
+            assertThat(Double.parseDouble(python.eval("float(y.sum())"))).isEqualTo(255 * 256 / 2.0);
+            assertThat(memory.references()).isEqualTo(2);
+            python.exec("del y\ngc.collect()");
+            assertThat(memory.references()).as("the framework's deleter ran once").isEqualTo(1);
+        }
+    }
+}
