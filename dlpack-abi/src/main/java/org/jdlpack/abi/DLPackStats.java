@@ -1,6 +1,9 @@
 package org.jdlpack.abi;
 
+import java.util.List;
+
 import org.jdlpack.abi.internal.Counters;
+import org.jdlpack.abi.internal.LeakTracking;
 
 /**
  * Process-wide counters of what jdlpack owns and what went wrong, for monitoring and tests. Each
@@ -80,5 +83,26 @@ public final class DLPackStats {
      */
     public static long leaksReported() {
         return Counters.LEAKS.sum();
+    }
+
+    /**
+     * Whether leak tracking records creation sites: the system property
+     * {@code org.jdlpack.leakTracking=true} at start-up.
+     *
+     * @return {@code true} when tracking is on
+     */
+    public static boolean leakTrackingEnabled() {
+        return LeakTracking.isEnabled();
+    }
+
+    /**
+     * Every export, handle and imported tensor still alive, each with the stack trace of where it
+     * was created; for finding what holds memory in a long-running process. Empty unless leak
+     * tracking is on.
+     *
+     * @return one description per live object
+     */
+    public static List<String> liveAllocationSites() {
+        return LeakTracking.liveSites();
     }
 }

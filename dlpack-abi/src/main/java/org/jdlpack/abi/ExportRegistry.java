@@ -4,6 +4,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.internal.Counters;
+import org.jdlpack.abi.internal.LeakTracking;
 
 /**
  * The live exports, by the id written into their {@code manager_ctx}. The record, not the struct,
@@ -28,6 +29,8 @@ final class ExportRegistry {
 
     static void add(long id, Export export) {
         LIVE.put(id, export);
+        LeakTracking.track(export, () -> "export " + id + " (" + export.kind().structName() + " at 0x"
+                + Long.toHexString(export.address()) + ")");
         Counters.LIVE_EXPORTS.increment();
         Counters.EXPORT_HEADER_BYTES.add(export.headerBytes());
     }
@@ -45,6 +48,7 @@ final class ExportRegistry {
         }
         Counters.LIVE_EXPORTS.decrement();
         Counters.EXPORT_HEADER_BYTES.add(-export.headerBytes());
+        LeakTracking.untrack(export);
         return export;
     }
 

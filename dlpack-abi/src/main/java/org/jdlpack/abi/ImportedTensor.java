@@ -102,7 +102,7 @@ public final class ImportedTensor implements AutoCloseable {
             Deleters.call(kind, address);
             throw e;
         }
-        OwnershipCell cell = new OwnershipCell(kind, address);
+        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor");
         boolean ownsArena = callerArena == null;
         Arena arena = ownsArena ? Arena.ofShared() : callerArena;
         try {
@@ -118,8 +118,7 @@ public final class ImportedTensor implements AutoCloseable {
             // the Cleaner cannot free memory that a live segment still points to.
             cleanable = LeakTracking.cleaner().register(arena.scope(), OwnershipCell.leakAction(cell,
                     "ImportedTensor(" + kind.structName() + " at 0x" + Long.toHexString(address) + ", " + fields.device()
-                            + ", " + fields.dtype() + ", shape " + Arrays.toString(fields.shape()) + ")",
-                    LeakTracking.creationSite("ImportedTensor")));
+                            + ", " + fields.dtype() + ", shape " + Arrays.toString(fields.shape()) + ")"));
         }
         return new ImportedTensor(kind, address, fields, arena, ownsArena, cleanable);
     }

@@ -33,10 +33,9 @@ public final class ManagedTensorHandle implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
 
     ManagedTensorHandle(ManagedTensorKind kind, long address) {
-        this.cell = new OwnershipCell(kind, address);
+        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle");
         this.cleanable = LeakTracking.cleaner().register(this, OwnershipCell.leakAction(cell,
-                "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")",
-                LeakTracking.creationSite("ManagedTensorHandle")));
+                "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")"));
     }
 
     /**

@@ -32,12 +32,15 @@ final class OwnershipCell {
 
     final ManagedTensorKind kind;
     final long address;
+    /** Where the owner was created, when leak tracking is on; else null. */
+    final Throwable creationSite;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
 
-    OwnershipCell(ManagedTensorKind kind, long address) {
+    OwnershipCell(ManagedTensorKind kind, long address, String owner) {
         this.kind = kind;
         this.address = address;
+        this.creationSite = LeakTracking.track(this, () -> owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
         Counters.OWNED_MANAGED_TENSORS.increment();
     }
 
@@ -45,6 +48,7 @@ final class OwnershipCell {
     boolean move() {
         if (STATE.compareAndSet(this, OWNED, MOVED)) {
             Counters.OWNED_MANAGED_TENSORS.decrement();
+            LeakTracking.untrack(this);
             return true;
         }
         return false;
@@ -54,6 +58,7 @@ final class OwnershipCell {
     boolean release() {
         if (STATE.compareAndSet(this, OWNED, RELEASED)) {
             Counters.OWNED_MANAGED_TENSORS.decrement();
+            LeakTracking.untrack(this);
             Deleters.call(kind, address);
             return true;
         }
@@ -65,10 +70,10 @@ final class OwnershipCell {
     }
 
     /** The Cleaner action: release what nobody closed, and say so. */
-    static Runnable leakAction(OwnershipCell cell, String what, Throwable creationSite) {
+    static Runnable leakAction(OwnershipCell cell, String what) {
         return () -> {
             if (cell.release()) {
-                LeakTracking.reportLeak(what, creationSite);
+                LeakTracking.reportLeak(what, cell.creationSite);
             }
         };
     }

@@ -2,14 +2,21 @@ package org.jdlpack.abi.internal;
 
 import java.lang.System.Logger.Level;
 import java.lang.ref.Cleaner;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The safety net for managed tensors nobody closed: a Cleaner that releases them after garbage
  * collection and reports each one as a leak.
  *
- * <p>With the system property {@value #PROPERTY} set to {@code true}, every owner also records
- * where it was created, and the report includes that stack trace. Off by default, because
- * capturing a stack trace costs microseconds.
+ * <p>With the system property {@value #PROPERTY} set to {@code true} (read once, at start-up),
+ * every export, handle and imported tensor also records where it was created: leak reports then
+ * include that stack trace, and {@link #liveSites()} lists everything still alive with its site,
+ * in the manner of Netty's leak detector. Off by default, because capturing a stack trace costs
+ * microseconds; when off, tracking costs one branch per object.
  */
 public final class LeakTracking {
 
@@ -24,7 +31,64 @@ public final class LeakTracking {
         return thread;
     });
 
+    /** Everything alive that was created while tracking was on, with what it is and where it was made. */
+    private static final Map<Object, Site> LIVE = new ConcurrentHashMap<>();
+
+    private record Site(Supplier<String> what, Throwable where) {
+    }
+
     private LeakTracking() {
+    }
+
+    /**
+     * Whether creation sites are recorded.
+     *
+     * @return the value of {@value #PROPERTY} at start-up
+     */
+    public static boolean isEnabled() {
+        return RECORD_SITES;
+    }
+
+    /**
+     * Starts tracking an object, when tracking is on.
+     *
+     * @param owner the object whose lifetime is tracked (identity matters)
+     * @param what  describes it, evaluated only when a report is made
+     * @return its creation site, or null when tracking is off
+     */
+    public static Throwable track(Object owner, Supplier<String> what) {
+        if (!RECORD_SITES) {
+            return null;
+        }
+        Throwable site = new Throwable("created here");
+        LIVE.put(owner, new Site(what, site));
+        return site;
+    }
+
+    /**
+     * Stops tracking an object: it was released or handed on.
+     *
+     * @param owner the object passed to {@link #track}
+     */
+    public static void untrack(Object owner) {
+        if (RECORD_SITES) {
+            LIVE.remove(owner);
+        }
+    }
+
+    /**
+     * Describes everything tracked and still alive, each with the stack trace of its creation.
+     *
+     * @return one entry per live object; empty when tracking is off
+     */
+    public static List<String> liveSites() {
+        List<String> report = new ArrayList<>();
+        for (Site site : LIVE.values()) {
+            var trace = new java.io.StringWriter();
+            site.where().printStackTrace(new java.io.PrintWriter(trace));
+            report.add(site.what().get() + " is alive, " + trace.toString().strip());
+        }
+        return report;
     }
 
     /**
@@ -37,25 +101,15 @@ public final class LeakTracking {
     }
 
     /**
-     * Records the current stack as a creation site, when tracking is on.
-     *
-     * @param what a description of what is being created
-     * @return the site, or null when tracking is off
-     */
-    public static Throwable creationSite(String what) {
-        return RECORD_SITES ? new Throwable(what + " created here") : null;
-    }
-
-    /**
      * Counts and logs a leak: a managed tensor that became unreachable while still owned.
      *
      * @param what         what was leaked
      * @param creationSite where it was created, or null when tracking was off
      */
     public static void reportLeak(String what, Throwable creationSite) {
-        Counters.LEAKS.increment();
         String hint = creationSite != null ? "" : " (run with -D" + PROPERTY + "=true to record where it was created)";
         Diagnostics.report(Level.WARNING, "LEAK: " + what + " was never closed; the Cleaner released it after garbage collection" + hint,
                 creationSite);
+        Counters.LEAKS.increment(); // after the report, so that whoever waits on the count also finds the report
     }
 }

@@ -1,0 +1,70 @@
+package org.jdlpack.abi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.abi.peer.PeerTensor;
+import org.junit.jupiter.api.Test;
+
+/**
+ * With {@code -Dorg.jdlpack.leakTracking=true}, a leaked tensor is reported with the stack trace of
+ * its creation, and live objects can be listed with theirs. Runs in a child JVM, because the
+ * switch is read once at start-up.
+ */
+class LeakTrackingReportTest {
+
+    private static final List<ManagedTensorHandle> KEPT = new ArrayList<>();
+
+    /** Child JVM: leak one imported tensor, keep one export handle alive, report both. */
+    public static void main(String[] args) throws InterruptedException {
+        System.out.println("TRACKING " + DLPackStats.leakTrackingEnabled());
+        leakAnImportedTensor();
+        Arena arena = Arena.ofShared();
+        ExportOwner owner = ExportOwner.of(arena, arena::close);
+        KEPT.add(keepAnExportAlive(owner, arena));
+        for (String site : DLPackStats.liveAllocationSites()) {
+            System.out.println("LIVE " + site.replace('\n', '|'));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (DLPackStats.leaksReported() == 0 && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(10); // let the Cleaner thread run
+        }
+        System.out.println("LEAKS " + DLPackStats.leaksReported());
+        KEPT.forEach(ManagedTensorHandle::close);
+        owner.close();
+    }
+
+    private static void leakAnImportedTensor() {
+        CPeer.Produced produced = CPeer.get().make(PeerTensor.versioned());
+        ImportedTensor.importVersioned(produced.pointer()); // never closed
+    }
+
+    private static ManagedTensorHandle keepAnExportAlive(ExportOwner owner, Arena arena) {
+        return owner.exportVersioned(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4));
+    }
+
+    @Test
+    void aLeakedTensorIsReportedWithItsCreationSite() throws Exception {
+        List<String> command = List.of(ProcessHandle.current().info().command().orElseThrow(), "--enable-native-access=ALL-UNNAMED",
+                "-Dorg.jdlpack.leakTracking=true", "-cp", System.getProperty("java.class.path"), LeakTrackingReportTest.class.getName());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("JDLPACK_BUILD_DIR", System.getenv().getOrDefault("JDLPACK_BUILD_DIR", "target"));
+        Process process = builder.start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(output).contains("TRACKING true").contains("LEAKS 1");
+        assertThat(output).contains("LEAK: ImportedTensor(DLManagedTensorVersioned")
+                .contains("created here")
+                .contains("LeakTrackingReportTest.leakAnImportedTensor");
+        assertThat(output).containsPattern("LIVE export \\d+ \\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, "
+                + "java.lang.Throwable: created here.*keepAnExportAlive");
+        assertThat(output).containsPattern("LIVE ManagedTensorHandle\\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, .*keepAnExportAlive");
+    }
+}
