@@ -143,6 +143,12 @@ static void* delete_one(void* arg) {
   return NULL;
 }
 
+static void* delete_one_owned(void* arg) {
+  delete_one(arg);
+  free(arg);
+  return NULL;
+}
+
 /* Calls one deleter from a new pthread and waits for it. */
 PEER_API int peer_delete_on_new_thread(void* managed, int legacy) {
   pthread_t thread;
@@ -323,4 +329,33 @@ PEER_API void peer_gather_f32(float* dst, const float* src, int64_t rows, int64_
     const float* row = src + r * row_stride;
     for (int64_t c = 0; c < cols; c++) *dst++ = row[c * col_stride];
   }
+}
+
+/* Starts calling a deleter on a new pthread and returns at once; peer_join waits for it. */
+PEER_API long peer_delete_async(void* managed, int legacy) {
+  pthread_t thread;
+  void** job = malloc(2 * sizeof(void*));
+  job[0] = managed;
+  job[1] = (void*)(intptr_t)legacy;
+  if (pthread_create(&thread, NULL, delete_one_owned, job) != 0) {
+    free(job);
+    return 0;
+  }
+  return (long)thread;
+}
+
+PEER_API int peer_join(long thread) { return pthread_join((pthread_t)thread, NULL); }
+
+/*
+ * A C API in the style of cuVS and other native libraries: it allocates a result tensor and
+ * hands it out through an out-parameter; the caller owns it and must call its deleter.
+ * Returns 0 on success.
+ */
+PEER_API int peer_make_result(int rows, int cols, DLManagedTensorVersioned** out) {
+  if (rows < 0 || cols < 0 || !out) return 1;
+  int64_t shape[2] = {rows, cols};
+  int64_t strides[2] = {cols, 1};
+  int id;
+  *out = peer_make(0, 1, 3, 0, 2, shape, 0, strides, kDLFloat, 32, 1, 0, 0, kDLCPU, 0, &id);
+  return *out ? 0 : 2;
 }

@@ -235,4 +235,28 @@ class ExportTest {
         }
         assertThat(DLPackStats.releaseCallbackFailures()).isEqualTo(before + 1);
     }
+
+    @Test
+    void aReleaseActionThatBlocksOnNativeThreadsDelaysOnlyThoseThreads() {
+        int n = 64;
+        AtomicInteger released = new AtomicInteger();
+        List<MemorySegment> pointers = new ArrayList<>();
+        try (Arena arena = Arena.ofShared()) {
+            TensorSpec spec = TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6);
+            for (int i = 0; i < n; i++) {
+                ExportOwner owner = ExportOwner.of(() -> {
+                    try {
+                        Thread.sleep(5); // a release that blocks briefly, inside the deleter upcall
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    released.incrementAndGet();
+                });
+                pointers.add(owner.exportVersioned(spec).consume());
+                owner.close();
+            }
+            PEER.deleteOnThreads(pointers, false, 8);
+        }
+        assertThat(released).hasValue(n);
+    }
 }

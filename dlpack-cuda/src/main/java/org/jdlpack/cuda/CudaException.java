@@ -11,8 +11,11 @@ public class CudaException extends DLPackException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The {@code cudaError_t}, 0 when the failure was not a CUDA error. */
     private final int errorCode;
+    /** The name from {@code cudaGetErrorName}, or null. */
     private final String errorName;
+    /** The runtime function that failed, or null. */
     private final String call;
 
     /**

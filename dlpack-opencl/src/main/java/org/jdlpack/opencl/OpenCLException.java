@@ -10,7 +10,9 @@ public class OpenCLException extends DLPackException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The {@code cl_int} error code, 0 when the failure was not an OpenCL error. */
     private final int errorCode;
+    /** The OpenCL function that failed, or null. */
     private final String call;
 
     /**

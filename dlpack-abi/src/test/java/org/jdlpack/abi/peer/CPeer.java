@@ -48,6 +48,9 @@ public final class CPeer {
     private final MethodHandle reset;
     private final MethodHandle callDeleterOf;
     private final MethodHandle memcpy;
+    private final MethodHandle deleteAsync;
+    private final MethodHandle makeResult;
+    private final MethodHandle join;
     private final MethodHandle gatherF32;
 
     private CPeer(Path library) {
@@ -75,6 +78,11 @@ public final class CPeer {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
         gatherF32 = linker.downcallHandle(lookup.find("peer_gather_f32").orElseThrow(),
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(true));
+        makeResult = linker.downcallHandle(lookup.find("peer_make_result").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+        deleteAsync = linker.downcallHandle(lookup.find("peer_delete_async").orElseThrow(),
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT));
+        join = linker.downcallHandle(lookup.find("peer_join").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         callDeleterOf = linker.downcallHandle(lookup.find("peer_call_deleter_of").orElseThrow(),
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, ADDRESS));
     }
@@ -261,6 +269,47 @@ public final class CPeer {
     public void gatherF32(MemorySegment destination, MemorySegment source, long rows, long cols, long rowStride, long colStride) {
         try {
             gatherF32.invokeExact(destination, source, rows, cols, rowStride, colStride);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** Starts calling the deleter on a new pthread and returns at once; {@link #join} waits for it. */
+    public long deleteAsync(MemorySegment managed, boolean legacy) {
+        try {
+            long thread = (long) deleteAsync.invokeExact(managed, flag(legacy));
+            if (thread == 0) {
+                throw new IllegalStateException("pthread_create failed");
+            }
+            return thread;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** Waits for a pthread started by {@link #deleteAsync}. */
+    public void join(long thread) {
+        try {
+            int rc = (int) join.invokeExact(thread);
+            if (rc != 0) {
+                throw new IllegalStateException("pthread_join returned " + rc);
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
+     * {@code int peer_make_result(int rows, int cols, DLManagedTensorVersioned** out)}: a C API that
+     * returns a new tensor through an out-parameter, as cuVS does.
+     */
+    public int makeResult(int rows, int cols, MemorySegment out) {
+        try {
+            return (int) makeResult.invokeExact(rows, cols, out);
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
