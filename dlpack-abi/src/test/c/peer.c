@@ -209,7 +209,7 @@ PEER_API void* peer_make(int legacy, uint32_t major, uint32_t minor, uint64_t fl
     int64_t extent = p->shape[d];
     int64_t stride = p->strides ? p->strides[d] : 1;
     __int128 reach = (__int128)stride * (extent > 0 ? extent - 1 : 0);
-    if (extent < 0 || extent > (1 << 20) || reach > (1 << 24) || reach < -(1 << 24)) sane = 0;
+    if (extent < 0 || extent > (1L << 28) || reach > (1L << 30) || reach < -(1L << 30)) sane = 0;
     if (!p->strides) {
       int64_t s = 1;
       for (int e = d + 1; e < n; e++) s *= p->shape[e] > 0 ? p->shape[e] : 1;
@@ -219,6 +219,14 @@ PEER_API void* peer_make(int legacy, uint32_t major, uint32_t minor, uint64_t fl
   }
   size_t elem = bits >= 8 ? (size_t)bits / 8 * lanes : 1;
   void* data_pointer = NULL;
+  if (data_mode == 0 && !sane) {
+    /* Never hand out a tensor whose data does not exist: the caller asked for real data. */
+    free(p->shape);
+    free(p->strides);
+    free(p);
+    *id_out = -1;
+    return NULL;
+  }
   if (data_mode == 0 && sane) {
     size_t count = (size_t)(high - low + 1);
     size_t bytes = count * elem + (size_t)(byte_offset < 4096 ? byte_offset : 0) + 64;
@@ -358,4 +366,36 @@ PEER_API int peer_make_result(int rows, int cols, DLManagedTensorVersioned** out
   int id;
   *out = peer_make(0, 1, 3, 0, 2, shape, 0, strides, kDLFloat, 32, 1, 0, 0, kDLCPU, 0, &id);
   return *out ? 0 : 2;
+}
+
+/* What a C consumer does with a tensor it received: read the metadata, then release it. */
+PEER_API int64_t peer_consume(void* managed, int legacy) {
+  DLTensor* t = tensor_of(managed, legacy);
+  int64_t seen = t->ndim + t->shape[0] + (int64_t)(intptr_t)t->data + t->dtype.bits;
+  peer_delete(managed, legacy);
+  return seen;
+}
+
+/* Calls a void(void) function n times: the cost of an upcall from the calling thread. */
+PEER_API void peer_call_n(void (*fn)(void), long n) {
+  for (long i = 0; i < n; i++) fn();
+}
+
+typedef struct {
+  void (*fn)(void);
+  long n;
+} call_job;
+
+static void* call_n_job(void* arg) {
+  call_job* job = arg;
+  peer_call_n(job->fn, job->n);
+  return NULL;
+}
+
+/* The same from a new pthread the JVM has never seen, joined before returning. */
+PEER_API int peer_call_n_on_new_thread(void (*fn)(void), long n) {
+  pthread_t thread;
+  call_job job = {fn, n};
+  if (pthread_create(&thread, NULL, call_n_job, &job) != 0) return -1;
+  return pthread_join(thread, NULL);
 }

@@ -35,7 +35,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
     ManagedTensorHandle(ManagedTensorKind kind, long address) {
         this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle");
         this.cleanable = LeakTracking.cleaner().register(this, OwnershipCell.leakAction(cell,
-                "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")"));
+                () -> "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")"));
     }
 
     /**
@@ -70,10 +70,15 @@ public final class ManagedTensorHandle implements AutoCloseable {
      */
     public static ManagedTensorHandle of(ManagedTensorKind kind, MemorySegment pointer) {
         Objects.requireNonNull(kind, "kind");
+        return new ManagedTensorHandle(kind, checkedAddress(pointer));
+    }
+
+    /** The address of a pointer that may be taken ownership of: native and not NULL. */
+    static long checkedAddress(MemorySegment pointer) {
         if (!pointer.isNative() || pointer.address() == 0) {
             throw new IllegalArgumentException("a managed tensor pointer must be a non-NULL native address, got " + pointer);
         }
-        return new ManagedTensorHandle(kind, pointer.address());
+        return pointer.address();
     }
 
     /**

@@ -2,6 +2,7 @@ package org.jdlpack.abi;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.function.Supplier;
 
 import org.jdlpack.abi.internal.Counters;
 import org.jdlpack.abi.internal.LeakTracking;
@@ -69,11 +70,14 @@ final class OwnershipCell {
         return (int) STATE.getVolatile(this);
     }
 
-    /** The Cleaner action: release what nobody closed, and say so. */
-    static Runnable leakAction(OwnershipCell cell, String what) {
+    /**
+     * The Cleaner action: release what nobody closed, and say so. The description is built only
+     * when there is a leak to report: on the hot path it would cost more than the exchange.
+     */
+    static Runnable leakAction(OwnershipCell cell, Supplier<String> what) {
         return () -> {
             if (cell.release()) {
-                LeakTracking.reportLeak(what, cell.creationSite);
+                LeakTracking.reportLeak(what.get(), cell.creationSite);
             }
         };
     }

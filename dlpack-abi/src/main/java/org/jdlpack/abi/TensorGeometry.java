@@ -161,4 +161,34 @@ public final class TensorGeometry {
                     + Arrays.toString(strides) + " and dtype " + dtype + ": byte extent overflows 64 bits", e);
         }
     }
+
+    /**
+     * The offset, in elements from element 0, of the element at a row-major position.
+     *
+     * @param shape    the extents
+     * @param strides  the strides in elements
+     * @param position 0 to element count - 1, in row-major order
+     * @return the offset in elements (negative with negative strides)
+     */
+    public static long elementOffset(long[] shape, long[] strides, long position) {
+        long offset = 0;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            offset += (position % shape[d]) * strides[d];
+            position /= shape[d];
+        }
+        return offset;
+    }
+
+    /**
+     * Whether a tensor is a 2-D block of contiguous, non-overlapping rows with a non-negative row
+     * pitch: the shape that one rectangular transfer ({@code cudaMemcpy2D},
+     * {@code clEnqueueReadBufferRect}) moves.
+     *
+     * @param shape   the extents
+     * @param strides the strides in elements
+     * @return {@code true} for such a block
+     */
+    public static boolean isPitchedMatrix(long[] shape, long[] strides) {
+        return shape.length == 2 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
+    }
 }

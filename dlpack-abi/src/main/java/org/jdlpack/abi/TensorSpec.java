@@ -11,8 +11,8 @@ import java.util.Objects;
  * <p>A spec is validated when it is made, so a spec that exists can be exported: the shape and
  * strides are within {@link TensorGeometry#MAX_NDIM}, no size overflows, and on host-accessible
  * devices every byte the tensor can reach lies inside {@code data}. For other devices (CUDA,
- * OpenCL) {@code data} only carries the device address or handle, and the device module that made
- * it vouches for the bounds.
+ * OpenCL) {@code data} only carries the device address or handle; the bounds are checked against
+ * {@link Builder#capacity(long)} when given.
  *
  * <p>Only native segments can be exported: a heap segment's memory can move during garbage
  * collection while a native consumer holds its address. A read-only segment is exported with
@@ -31,7 +31,7 @@ public final class TensorSpec {
     private final long flags;
     private final TensorExtent extent;
 
-    private TensorSpec(MemorySegment data, DLDevice device, DLDataType dtype, long[] shape, long[] strides,
+    private TensorSpec(MemorySegment data, long capacity, DLDevice device, DLDataType dtype, long[] shape, long[] strides,
                        long byteOffset, long flags) {
         if (!data.isNative()) {
             throw new IllegalArgumentException("data is a heap segment; only native memory can be exported, "
@@ -49,11 +49,12 @@ public final class TensorSpec {
         } catch (InvalidTensorException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
-        if (device.isHostAccessible() && extent.byteSize() > 0) {
+        long bound = device.isHostAccessible() ? data.byteSize() : capacity;
+        if (bound >= 0 && extent.byteSize() > 0) {
             long first = byteOffset + extent.startByte();
-            if (first < 0 || byteOffset > data.byteSize() - extent.endByte()) {
+            if (first < 0 || byteOffset > bound - extent.endByte()) {
                 throw new IllegalArgumentException("the tensor reaches bytes [" + first + ", " + (byteOffset + extent.endByte())
-                        + ") of data, which has " + data.byteSize() + " bytes");
+                        + ") of data, which has " + bound + " bytes");
             }
         }
         this.data = data;
@@ -106,6 +107,7 @@ public final class TensorSpec {
         private DLDevice device = DLDevice.CPU;
         private long byteOffset;
         private long flags;
+        private long capacity = -1;
 
         private Builder(MemorySegment data, DLDataType dtype, long[] shape) {
             this.data = Objects.requireNonNull(data, "data");
@@ -149,6 +151,19 @@ public final class TensorSpec {
         }
 
         /**
+         * Sets the size of the device buffer {@code data} designates, for devices the CPU cannot
+         * address, so that the elements are checked to lie inside it as they are for host memory.
+         * Without it, the device module that made the buffer vouches for the bounds.
+         *
+         * @param bytes the buffer's size
+         * @return this builder
+         */
+        public Builder capacity(long bytes) {
+            this.capacity = bytes;
+            return this;
+        }
+
+        /**
          * Sets the flags word written into versioned exports. {@link DLTensorFlag#READ_ONLY} is set
          * regardless when the data segment is read-only.
          *
@@ -175,7 +190,7 @@ public final class TensorSpec {
             } catch (InvalidTensorException e) {
                 throw new IllegalArgumentException(e.getMessage(), e);
             }
-            return new TensorSpec(data, device, dtype, shape.clone(), finalStrides, byteOffset, flags);
+            return new TensorSpec(data, capacity, device, dtype, shape.clone(), finalStrides, byteOffset, flags);
         }
     }
 

@@ -33,7 +33,7 @@ class ImportValidationTest {
                         "DLTensor.ndim is 100000, above the maximum 256"),
                 Arguments.of("NULL shape", PeerTensor.versioned().nullShape(), InvalidTensorException.class,
                         "DLTensor.shape is NULL with ndim 2"),
-                Arguments.of("negative dimension", PeerTensor.versioned().shape(2, -3), InvalidTensorException.class,
+                Arguments.of("negative dimension", PeerTensor.versioned().shape(2, -3).dummyData(), InvalidTensorException.class,
                         "DLTensor.shape[1] is -3"),
                 Arguments.of("element count overflow", PeerTensor.versioned().shape(1L << 32, 1L << 32).strides(0, 0).dummyData(),
                         InvalidTensorException.class, "element count overflows 64 bits"),

@@ -235,16 +235,7 @@ public final class HostTensor {
     /** Offset in elements from element 0 of the element at a row-major position. */
     private long elementOffset(long position) {
         Objects.checkIndex(position, count);
-        if (compact) {
-            return position;
-        }
-        long offset = 0;
-        for (int d = shape.length - 1; d >= 0; d--) {
-            long extent = shape[d];
-            offset += (position % extent) * strides[d];
-            position /= extent;
-        }
-        return offset;
+        return compact ? position : TensorGeometry.elementOffset(shape, strides, position);
     }
 
     // ----- raw values -----
@@ -274,7 +265,7 @@ public final class HostTensor {
                 case 16 -> segment.get(JAVA_SHORT_UNALIGNED, at) & 0xFFFFL;
                 case 32 -> segment.get(JAVA_INT_UNALIGNED, at) & 0xFFFF_FFFFL;
                 case 64 -> segment.get(JAVA_LONG_UNALIGNED, at);
-                default -> readBits((at) * 8, width);
+                default -> readBits(at * 8, width);
             };
         }
         if (elementBytes > 0) {

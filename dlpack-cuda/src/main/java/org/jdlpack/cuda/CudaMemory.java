@@ -12,7 +12,6 @@ import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorSpec;
 
 /**
@@ -239,17 +238,11 @@ public final class CudaMemory implements AutoCloseable {
      */
     public ManagedTensorHandle export(ManagedTensorKind structKind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
         MemorySegment data = kind == Kind.DEVICE ? MemorySegment.ofAddress(address) : hostSegment();
-        TensorSpec.Builder builder = TensorSpec.builder(data, dtype, shape).byteOffset(byteOffset).device(dlDevice());
+        TensorSpec.Builder builder = TensorSpec.builder(data, dtype, shape).byteOffset(byteOffset).device(dlDevice()).capacity(byteSize);
         if (strides != null) {
             builder.strides(strides);
         }
-        TensorSpec spec = builder.build();
-        TensorExtent extent = spec.extent();
-        if (extent.byteSize() > 0 && (byteOffset + extent.startByte() < 0 || byteOffset + extent.endByte() > byteSize)) {
-            throw new IllegalArgumentException("the tensor reaches bytes [" + (byteOffset + extent.startByte()) + ", "
-                    + (byteOffset + extent.endByte()) + ") of " + byteSize + " bytes of CUDA memory");
-        }
-        return owner.export(structKind, spec);
+        return owner.export(structKind, builder.build());
     }
 
     /**

@@ -193,7 +193,7 @@ public final class CudaTensor {
                         shape[1] * elementBytes, shape[0], stream);
             } else {
                 for (long i = 0; i < elementCount; i++) {
-                    copyAsync(MemorySegment.ofAddress(data + byteOffset + elementOffset(i) * elementBytes),
+                    copyAsync(MemorySegment.ofAddress(data + byteOffset + TensorGeometry.elementOffset(shape, strides, i) * elementBytes),
                             bytes.asSlice(i * elementBytes, elementBytes), elementBytes, stream);
                 }
             }
@@ -202,17 +202,9 @@ public final class CudaTensor {
     }
 
     private boolean isRectangle(long elementBytes) {
-        return shape.length == 2 && elementBytes > 0 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
+        return elementBytes > 0 && TensorGeometry.isPitchedMatrix(shape, strides);
     }
 
-    private long elementOffset(long position) {
-        long offset = 0;
-        for (int d = shape.length - 1; d >= 0; d--) {
-            offset += (position % shape[d]) * strides[d];
-            position /= shape[d];
-        }
-        return offset;
-    }
 
     private void checkSameShape(HostTensor host) {
         if (!host.dtype().equals(dtype) || !Arrays.equals(host.shape(), shape)) {

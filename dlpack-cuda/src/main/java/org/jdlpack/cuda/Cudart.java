@@ -214,8 +214,4 @@ final class Cudart {
             throw new IllegalStateException(t);
         }
     }
-
-    static MemorySegment sized(MemorySegment pointer, long size) {
-        return pointer.reinterpret(size);
-    }
 }

@@ -82,7 +82,7 @@ class CudaWithoutDeviceTest {
         assertThat(released).hasValue(1);
         assertThatThrownBy(() -> CudaMemory.wrap(CudaMemory.Kind.DEVICE, 0, 0x1000, 64, () -> { })
                 .export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {17}, null, 0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("of 64 bytes of CUDA memory");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reaches bytes [0, 68) of data, which has 64 bytes");
     }
 
     @Test

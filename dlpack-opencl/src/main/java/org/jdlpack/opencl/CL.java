@@ -209,9 +209,4 @@ final class CL {
     static String string(MemorySegment buffer) {
         return buffer.getString(0);
     }
-
-    /** Reinterprets a pointer-sized result. */
-    static MemorySegment bytes(MemorySegment pointer, long size) {
-        return pointer.reinterpret(size);
-    }
 }

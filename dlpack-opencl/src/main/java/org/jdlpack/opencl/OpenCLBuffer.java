@@ -11,7 +11,6 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.TensorSpec;
 
@@ -144,16 +143,11 @@ public final class OpenCLBuffer implements AutoCloseable {
      */
     public ManagedTensorHandle export(ManagedTensorKind kind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
         TensorSpec.Builder builder = TensorSpec.builder(MemorySegment.ofAddress(mem.address()), dtype, shape)
-                .byteOffset(byteOffset).device(context.device().dlDevice());
+                .byteOffset(byteOffset).device(context.device().dlDevice()).capacity(byteSize);
         if (strides != null) {
             builder.strides(strides);
         }
         TensorSpec spec = builder.build();
-        TensorExtent extent = spec.extent();
-        if (extent.byteSize() > 0 && (byteOffset + extent.startByte() < 0 || byteOffset + extent.endByte() > byteSize)) {
-            throw new IllegalArgumentException("the tensor reaches bytes [" + (byteOffset + extent.startByte()) + ", "
-                    + (byteOffset + extent.endByte()) + ") of a " + byteSize + "-byte cl_mem");
-        }
         if (closed.get()) {
             throw new IllegalStateException("the buffer is closed");
         }

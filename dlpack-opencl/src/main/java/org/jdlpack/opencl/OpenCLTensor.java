@@ -238,7 +238,7 @@ public final class OpenCLTensor {
                 rect(false, bytes, elementBytes, arena);
             } else {
                 for (long i = 0; i < elementCount; i++) {
-                    long offset = byteOffset + elementOffset(i) * elementBytes;
+                    long offset = byteOffset + TensorGeometry.elementOffset(shape, strides, i) * elementBytes;
                     write(context, mem, offset, bytes.asSlice(i * elementBytes, elementBytes));
                 }
             }
@@ -267,9 +267,8 @@ public final class OpenCLTensor {
         }
     }
 
-    /** 2-D, rows contiguous and not overlapping, all strides non-negative: one rectangular transfer. */
     private boolean isRectangle(long elementBytes) {
-        return shape.length == 2 && elementBytes > 0 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
+        return elementBytes > 0 && TensorGeometry.isPitchedMatrix(shape, strides);
     }
 
     private void rect(boolean read, MemorySegment host, long elementBytes, Arena arena) {
@@ -292,14 +291,6 @@ public final class OpenCLTensor {
         }
     }
 
-    private long elementOffset(long position) {
-        long offset = 0;
-        for (int d = shape.length - 1; d >= 0; d--) {
-            offset += (position % shape[d]) * strides[d];
-            position /= shape[d];
-        }
-        return offset;
-    }
 
     // ----- transfers shared with OpenCLBuffer -----
 

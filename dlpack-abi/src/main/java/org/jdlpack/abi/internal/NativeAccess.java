@@ -61,7 +61,6 @@ public final class NativeAccess {
      * @return the exception to throw
      */
     public static IllegalCallerException denied(Class<?> type, IllegalCallerException cause) {
-        var e = new IllegalCallerException(message(type), cause);
-        return e;
+        return new IllegalCallerException(message(type), cause);
     }
 }

@@ -86,9 +86,10 @@ public final class NativeMemory {
     }
 
     /**
-     * {@code free(address)}. Never throws.
+     * {@code free(address)}.
      *
      * @param address an address malloc returned
+     * @throws AssertionError only if the downcall machinery itself fails
      */
     public static void free(long address) {
         try {

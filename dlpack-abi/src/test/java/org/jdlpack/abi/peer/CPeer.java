@@ -50,6 +50,9 @@ public final class CPeer {
     private final MethodHandle memcpy;
     private final MethodHandle deleteAsync;
     private final MethodHandle makeResult;
+    private final MethodHandle consume;
+    private final MethodHandle callN;
+    private final MethodHandle callNOnNewThread;
     private final MethodHandle join;
     private final MethodHandle gatherF32;
 
@@ -78,6 +81,10 @@ public final class CPeer {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG), Linker.Option.critical(true));
         gatherF32 = linker.downcallHandle(lookup.find("peer_gather_f32").orElseThrow(),
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(true));
+        consume = linker.downcallHandle(lookup.find("peer_consume").orElseThrow(), FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT));
+        callN = linker.downcallHandle(lookup.find("peer_call_n").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG));
+        callNOnNewThread = linker.downcallHandle(lookup.find("peer_call_n_on_new_thread").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
         makeResult = linker.downcallHandle(lookup.find("peer_make_result").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
         deleteAsync = linker.downcallHandle(lookup.find("peer_delete_async").orElseThrow(),
@@ -196,7 +203,13 @@ public final class CPeer {
             MemorySegment pointer = (MemorySegment) make.invokeExact(flag(t.legacy), t.major, t.minor, t.flags, t.ndim, shape,
                     flag(t.nullShape), strides, (byte) t.code, (byte) t.bits, (short) t.lanes, t.byteOffset, t.dataMode,
                     t.deviceType, flag(t.nullDeleter), id);
+            if (pointer.address() == 0) {
+                throw new IllegalStateException("the peer allocates data only for tensors reaching at most 2^28 elements; "
+                        + "use dummyData() for larger shapes");
+            }
             return new Produced(id.get(JAVA_INT, 0), pointer, t.legacy);
+        } catch (RuntimeException e) {
+            throw e;
         } catch (Throwable e) {
             throw new AssertionError(e);
         }
@@ -310,6 +323,38 @@ public final class CPeer {
     public int makeResult(int rows, int cols, MemorySegment out) {
         try {
             return (int) makeResult.invokeExact(rows, cols, out);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** A C consumer: reads the tensor's metadata and calls its deleter. */
+    public long consume(MemorySegment managed, boolean legacy) {
+        try {
+            return (long) consume.invokeExact(managed, flag(legacy));
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** C calls {@code void fn(void)} n times on the calling thread. */
+    public void callN(MemorySegment function, long n) {
+        try {
+            callN.invokeExact(function, n);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** C calls {@code void fn(void)} n times on a new pthread, and joins it. */
+    public void callNOnNewThread(MemorySegment function, long n) {
+        try {
+            int rc = (int) callNOnNewThread.invokeExact(function, n);
+            if (rc != 0) {
+                throw new IllegalStateException("peer_call_n_on_new_thread returned " + rc);
+            }
+        } catch (RuntimeException e) {
+            throw e;
         } catch (Throwable t) {
             throw new AssertionError(t);
         }

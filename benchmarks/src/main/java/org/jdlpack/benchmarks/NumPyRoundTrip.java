@@ -1,0 +1,28 @@
+package org.jdlpack.benchmarks;
+
+import org.jdlpack.abi.peer.NumPyPeer;
+
+/**
+ * NumPy's own DLPack round trip on the same shape as ExchangeBenchmark, timed by Python's timeit
+ * inside the embedded CPython: {@code np.from_dlpack(a)} exports, imports and (when the result
+ * dies) deletes. Prints "numpy_from_dlpack_ns X" (the best of 5 repeats).
+ */
+public final class NumPyRoundTrip {
+
+    private NumPyRoundTrip() {
+    }
+
+    /**
+     * Runs the measurement.
+     *
+     * @param args ignored
+     */
+    public static void main(String[] args) {
+        NumPyPeer numpy = NumPyPeer.require();
+        numpy.exec("import timeit\na = np.zeros((2, 3, 4, 5), dtype=np.float32)");
+        String best = numpy.eval("min(timeit.repeat(lambda: np.from_dlpack(a), number=200000, repeat=5)) / 200000 * 1e9");
+        System.out.printf("numpy_from_dlpack_ns %.1f%n", Double.parseDouble(best));
+        String legacy = numpy.eval("min(timeit.repeat(lambda: np.from_dlpack(a, copy=False), number=200000, repeat=5)) / 200000 * 1e9");
+        System.out.printf("numpy_from_dlpack_nocopy_ns %.1f%n", Double.parseDouble(legacy));
+    }
+}
