@@ -11,10 +11,9 @@ import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
-import org.jdlpack.abi.TensorGeometry;
-import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.StridedTransfer;
 
 /**
  * A CUDA tensor ({@code kDLCUDA}, {@code kDLCUDAManaged} or {@code kDLCUDAHost}) copied to and
@@ -43,7 +42,6 @@ public final class CudaTensor {
     private final long[] strides;
     private final long byteOffset;
     private final TensorExtent extent;
-    private final long elementCount;
 
     private CudaTensor(long data, int driverDevice, int memoryType, ImportedTensor tensor) {
         this.data = data;
@@ -54,7 +52,6 @@ public final class CudaTensor {
         this.strides = tensor.strides();
         this.byteOffset = tensor.byteOffset();
         this.extent = tensor.extent();
-        this.elementCount = tensor.elementCount();
     }
 
     /**
@@ -132,30 +129,8 @@ public final class CudaTensor {
      * @param stream      the stream to copy on
      */
     public void readTo(HostTensor destination, CudaStream stream) {
-        checkSameShape(destination);
-        if (elementCount == 0) {
-            return;
-        }
-        long elementBytes = dtype.byteSize(false);
         CudaRuntime.setDevice(driverDevice);
-        try (Arena arena = Arena.ofConfined()) {
-            boolean directTarget = destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0;
-            if (directTarget && TensorGeometry.isCompactRowMajor(shape, strides)) {
-                copyAsync(destination.segment().asSlice(destination.originByte(), elementCount * elementBytes),
-                        MemorySegment.ofAddress(data + byteOffset), elementCount * elementBytes, stream);
-            } else if (directTarget && isRectangle(elementBytes)) {
-                copy2DAsync(destination.segment().asSlice(destination.originByte()), shape[1] * elementBytes,
-                        MemorySegment.ofAddress(data + byteOffset), strides[0] * elementBytes, shape[1] * elementBytes, shape[0], stream);
-            } else {
-                MemorySegment span = arena.allocate(extent.byteSize(), 256);
-                copyAsync(span, MemorySegment.ofAddress(data + byteOffset + extent.startByte()), extent.byteSize(), stream);
-                stream.synchronize();
-                HostTensor.of(TensorSpec.builder(span, dtype, shape).strides(strides).byteOffset(-extent.startByte()).build())
-                        .copyTo(destination);
-                return;
-            }
-            stream.synchronize();
-        }
+        StridedTransfer.read(transfers(stream), layout(), destination);
     }
 
     /**
@@ -174,42 +149,39 @@ public final class CudaTensor {
      * @param stream the stream to copy on
      */
     public void writeFrom(HostTensor source, CudaStream stream) {
-        checkSameShape(source);
-        if (elementCount == 0) {
-            return;
-        }
-        long elementBytes = dtype.byteSize(false);
-        if (elementBytes == 0) {
-            throw new UnsupportedOperationException("writing packed sub-byte CUDA tensors is not supported");
-        }
         CudaRuntime.setDevice(driverDevice);
-        try (Arena arena = Arena.ofConfined()) {
-            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
-            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), elementCount * elementBytes);
-            if (TensorGeometry.isCompactRowMajor(shape, strides)) {
-                copyAsync(MemorySegment.ofAddress(data + byteOffset), bytes, bytes.byteSize(), stream);
-            } else if (isRectangle(elementBytes)) {
-                copy2DAsync(MemorySegment.ofAddress(data + byteOffset), strides[0] * elementBytes, bytes, shape[1] * elementBytes,
-                        shape[1] * elementBytes, shape[0], stream);
-            } else {
-                for (long i = 0; i < elementCount; i++) {
-                    copyAsync(MemorySegment.ofAddress(data + byteOffset + TensorGeometry.elementOffset(shape, strides, i) * elementBytes),
-                            bytes.asSlice(i * elementBytes, elementBytes), elementBytes, stream);
+        StridedTransfer.write(transfers(stream), layout(), source);
+    }
+
+    private StridedTransfer.Layout layout() {
+        return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
+    }
+
+    /** Asynchronous copies on {@code stream}; finishing synchronises the stream. */
+    private StridedTransfer.Device transfers(CudaStream stream) {
+        return new StridedTransfer.Device() {
+            @Override
+            public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
+                MemorySegment device = MemorySegment.ofAddress(data + deviceOffset);
+                copyAsync(toHost ? host : device, toHost ? device : host, host.byteSize(), stream);
+            }
+
+            @Override
+            public void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch,
+                                    long rowBytes, long rows) {
+                MemorySegment device = MemorySegment.ofAddress(data + deviceOffset);
+                if (toHost) {
+                    copy2DAsync(host, hostPitch, device, devicePitch, rowBytes, rows, stream);
+                } else {
+                    copy2DAsync(device, devicePitch, host, hostPitch, rowBytes, rows, stream);
                 }
             }
-            stream.synchronize();
-        }
-    }
 
-    private boolean isRectangle(long elementBytes) {
-        return elementBytes > 0 && TensorGeometry.isPitchedMatrix(shape, strides);
-    }
-
-
-    private void checkSameShape(HostTensor host) {
-        if (!host.dtype().equals(dtype) || !Arrays.equals(host.shape(), shape)) {
-            throw new IllegalArgumentException("host tensor " + host + " does not match " + dtype + " " + Arrays.toString(shape));
-        }
+            @Override
+            public void finish() {
+                stream.synchronize();
+            }
+        };
     }
 
     private static void copyAsync(MemorySegment destination, MemorySegment source, long bytes, CudaStream stream) {

@@ -15,9 +15,9 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
-import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.StridedTransfer;
 
 /**
  * A {@code kDLOpenCL} tensor read and written from the host. On OpenCL, {@code DLTensor.data} is
@@ -174,27 +174,7 @@ public final class OpenCLTensor {
      * @param destination where the elements go, in any layout
      */
     public void readTo(HostTensor destination) {
-        checkSameShape(destination);
-        if (elementCount == 0) {
-            return;
-        }
-        long elementBytes = dtype.byteSize(false);
-        try (Arena arena = Arena.ofConfined()) {
-            if (destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0
-                    && TensorGeometry.isCompactRowMajor(shape, strides)) {
-                read(context, mem, byteOffset, destination.segment().asSlice(destination.originByte(), elementCount * elementBytes));
-                return;
-            }
-            if (destination.isCompactRowMajor() && destination.segment().isNative() && isRectangle(elementBytes)) {
-                rect(true, destination.segment().asSlice(destination.originByte(), elementCount * elementBytes), elementBytes, arena);
-                return;
-            }
-            // One transfer of the whole span, then a gather on the host.
-            MemorySegment span = arena.allocate(extent.byteSize(), 256);
-            read(context, mem, byteOffset + extent.startByte(), span);
-            HostTensor.of(TensorSpec.builder(span, dtype, shape).strides(strides).byteOffset(-extent.startByte()).build())
-                    .copyTo(destination);
-        }
+        StridedTransfer.read(transfers(), layout(), destination);
     }
 
     /**
@@ -221,28 +201,7 @@ public final class OpenCLTensor {
      * @param source the elements, in any layout
      */
     public void writeFrom(HostTensor source) {
-        checkSameShape(source);
-        if (elementCount == 0) {
-            return;
-        }
-        long elementBytes = dtype.byteSize(false);
-        if (elementBytes == 0) {
-            throw new UnsupportedOperationException("writing packed sub-byte OpenCL tensors is not supported");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
-            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), elementCount * elementBytes);
-            if (TensorGeometry.isCompactRowMajor(shape, strides)) {
-                write(context, mem, byteOffset, bytes);
-            } else if (isRectangle(elementBytes)) {
-                rect(false, bytes, elementBytes, arena);
-            } else {
-                for (long i = 0; i < elementCount; i++) {
-                    long offset = byteOffset + TensorGeometry.elementOffset(shape, strides, i) * elementBytes;
-                    write(context, mem, offset, bytes.asSlice(i * elementBytes, elementBytes));
-                }
-            }
-        }
+        StridedTransfer.write(transfers(), layout(), source);
     }
 
     /**
@@ -261,36 +220,48 @@ public final class OpenCLTensor {
         }
     }
 
-    private void checkSameShape(HostTensor host) {
-        if (!host.dtype().equals(dtype) || !Arrays.equals(host.shape(), shape)) {
-            throw new IllegalArgumentException("host tensor " + host + " does not match " + dtype + " " + Arrays.toString(shape));
-        }
+    private StridedTransfer.Layout layout() {
+        return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
     }
 
-    private boolean isRectangle(long elementBytes) {
-        return elementBytes > 0 && TensorGeometry.isPitchedMatrix(shape, strides);
-    }
+    /** Blocking buffer and rectangle transfers on the context's queue. */
+    private StridedTransfer.Device transfers() {
+        return new StridedTransfer.Device() {
+            @Override
+            public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
+                if (toHost) {
+                    read(context, mem, deviceOffset, host);
+                } else {
+                    write(context, mem, deviceOffset, host);
+                }
+            }
 
-    private void rect(boolean read, MemorySegment host, long elementBytes, Arena arena) {
-        MemorySegment bufferOrigin = arena.allocateFrom(JAVA_LONG, byteOffset, 0, 0);
-        MemorySegment hostOrigin = arena.allocateFrom(JAVA_LONG, 0, 0, 0);
-        long rowBytes = shape[1] * elementBytes;
-        MemorySegment region = arena.allocateFrom(JAVA_LONG, rowBytes, shape[0], 1);
-        long bufferPitch = strides[0] * elementBytes;
-        try {
-            int rc = read
-                    ? (int) CL.ENQUEUE_READ_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin, region,
-                            bufferPitch, 0L, rowBytes, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL)
-                    : (int) CL.ENQUEUE_WRITE_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin, region,
-                            bufferPitch, 0L, rowBytes, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL);
-            CL.check(rc, read ? "clEnqueueReadBufferRect" : "clEnqueueWriteBufferRect");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
+            @Override
+            public void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch,
+                                    long rowBytes, long rows) {
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment bufferOrigin = arena.allocateFrom(JAVA_LONG, deviceOffset, 0, 0);
+                    MemorySegment hostOrigin = arena.allocateFrom(JAVA_LONG, 0, 0, 0);
+                    MemorySegment region = arena.allocateFrom(JAVA_LONG, rowBytes, rows, 1);
+                    int rc = toHost
+                            ? (int) CL.ENQUEUE_READ_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin,
+                                    region, devicePitch, 0L, hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL)
+                            : (int) CL.ENQUEUE_WRITE_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin,
+                                    region, devicePitch, 0L, hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL);
+                    CL.check(rc, toHost ? "clEnqueueReadBufferRect" : "clEnqueueWriteBufferRect");
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Throwable t) {
+                    throw new IllegalStateException(t);
+                }
+            }
 
+            @Override
+            public void finish() {
+                // every transfer above is blocking
+            }
+        };
+    }
 
     // ----- transfers shared with OpenCLBuffer -----
 

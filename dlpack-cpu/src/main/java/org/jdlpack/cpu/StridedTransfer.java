@@ -1,0 +1,157 @@
+package org.jdlpack.cpu;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.TensorExtent;
+import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorSpec;
+
+/**
+ * Moves the elements of a strided tensor in device memory to or from a host tensor with as few
+ * device transfers as the layout allows; the device modules (CUDA, OpenCL) supply the two
+ * transfers their APIs offer.
+ *
+ * <ul>
+ *   <li>a compact tensor: one contiguous transfer;</li>
+ *   <li>a 2-D tensor of contiguous rows with a row pitch: one pitched transfer
+ *       ({@code cudaMemcpy2D}, {@code clEnqueueReadBufferRect});</li>
+ *   <li>anything else: reads move the whole span the tensor covers in one transfer and gather on
+ *       the host; writes move element by element, never touching bytes between elements.</li>
+ * </ul>
+ *
+ * <p>Stateless and safe to use from any thread; the device decides what its transfers may share.
+ */
+public final class StridedTransfer {
+
+    /** The transfers a device API offers, in bytes relative to the tensor's buffer. */
+    public interface Device {
+
+        /**
+         * Copies {@code host.byteSize()} bytes between the device buffer at {@code deviceOffset}
+         * and {@code host}; may be asynchronous until {@link #finish()}.
+         *
+         * @param toHost       the direction
+         * @param deviceOffset byte offset in the device buffer
+         * @param host         native host memory
+         */
+        void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host);
+
+        /**
+         * Copies {@code rows} rows of {@code rowBytes} bytes, rows {@code devicePitch} bytes apart
+         * on the device and {@code hostPitch} bytes apart on the host; may be asynchronous until
+         * {@link #finish()}.
+         *
+         * @param toHost       the direction
+         * @param deviceOffset byte offset of the first row in the device buffer
+         * @param devicePitch  bytes from one row to the next on the device
+         * @param host         native host memory holding the first row at offset 0
+         * @param hostPitch    bytes from one row to the next on the host
+         * @param rowBytes     bytes per row
+         * @param rows         number of rows
+         */
+        void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch, long rowBytes,
+                         long rows);
+
+        /** Waits until every transfer issued so far is complete. */
+        void finish();
+    }
+
+    /**
+     * The layout of a tensor in a device buffer.
+     *
+     * @param dtype      the element type
+     * @param shape      the extents
+     * @param strides    the strides in elements
+     * @param byteOffset where element 0 is in the buffer
+     * @param extent     the bytes the elements reach, relative to element 0
+     */
+    public record Layout(DLDataType dtype, long[] shape, long[] strides, long byteOffset, TensorExtent extent) {
+    }
+
+    private StridedTransfer() {
+    }
+
+    /**
+     * Reads every element into a host tensor of the same dtype and shape.
+     *
+     * @param device      the device's transfers
+     * @param layout      the tensor in the device buffer
+     * @param destination the host tensor, in any layout
+     * @throws IllegalArgumentException if dtype or shape differ
+     */
+    public static void read(Device device, Layout layout, HostTensor destination) {
+        checkSameShape(layout, destination);
+        long count = destination.elementCount();
+        if (count == 0) {
+            return;
+        }
+        long elementBytes = layout.dtype().byteSize(false);
+        boolean direct = destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0;
+        if (direct && TensorGeometry.isCompactRowMajor(layout.shape(), layout.strides())) {
+            device.copyContiguous(true, layout.byteOffset(), destination.segment().asSlice(destination.originByte(), count * elementBytes));
+            device.finish();
+        } else if (direct && TensorGeometry.isPitchedMatrix(layout.shape(), layout.strides())) {
+            long rowBytes = layout.shape()[1] * elementBytes;
+            device.copyPitched(true, layout.byteOffset(), layout.strides()[0] * elementBytes,
+                    destination.segment().asSlice(destination.originByte(), count * elementBytes), rowBytes, rowBytes, layout.shape()[0]);
+            device.finish();
+        } else {
+            TensorExtent extent = layout.extent();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment span = arena.allocate(extent.byteSize(), 256);
+                device.copyContiguous(true, layout.byteOffset() + extent.startByte(), span);
+                device.finish();
+                HostTensor.of(TensorSpec.builder(span, layout.dtype(), layout.shape()).strides(layout.strides())
+                        .byteOffset(-extent.startByte()).build()).copyTo(destination);
+            }
+        }
+    }
+
+    /**
+     * Writes every element from a host tensor of the same dtype and shape.
+     *
+     * @param device the device's transfers
+     * @param layout the tensor in the device buffer
+     * @param source the host tensor, in any layout
+     * @throws IllegalArgumentException      if dtype or shape differ
+     * @throws UnsupportedOperationException for packed sub-byte types
+     */
+    public static void write(Device device, Layout layout, HostTensor source) {
+        checkSameShape(layout, source);
+        long count = source.elementCount();
+        if (count == 0) {
+            return;
+        }
+        long elementBytes = layout.dtype().byteSize(false);
+        if (elementBytes == 0) {
+            throw new UnsupportedOperationException("writing packed sub-byte device tensors is not supported");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
+            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), count * elementBytes);
+            if (TensorGeometry.isCompactRowMajor(layout.shape(), layout.strides())) {
+                device.copyContiguous(false, layout.byteOffset(), bytes);
+            } else if (TensorGeometry.isPitchedMatrix(layout.shape(), layout.strides())) {
+                long rowBytes = layout.shape()[1] * elementBytes;
+                device.copyPitched(false, layout.byteOffset(), layout.strides()[0] * elementBytes, bytes, rowBytes, rowBytes,
+                        layout.shape()[0]);
+            } else {
+                for (long i = 0; i < count; i++) {
+                    long offset = layout.byteOffset() + TensorGeometry.elementOffset(layout.shape(), layout.strides(), i) * elementBytes;
+                    device.copyContiguous(false, offset, bytes.asSlice(i * elementBytes, elementBytes));
+                }
+            }
+            device.finish(); // before the arena that may hold the source goes
+        }
+    }
+
+    private static void checkSameShape(Layout layout, HostTensor host) {
+        if (!host.dtype().equals(layout.dtype()) || !Arrays.equals(host.shape(), layout.shape())) {
+            throw new IllegalArgumentException("host tensor " + host + " does not match " + layout.dtype() + " "
+                    + Arrays.toString(layout.shape()));
+        }
+    }
+}
