@@ -79,4 +79,19 @@ class LeakSafetyNetTest {
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore);
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
+
+    @Test
+    void aSegmentThatOutlivesItsForgottenTensorKeepsTheMemoryAlive() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        java.lang.foreign.MemorySegment segment = ImportedTensor.importVersioned(produced.pointer()).hostSegment();
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(20); // a window for a wrong Cleaner action to run
+        }
+        assertThat(PEER.deleterCalls(produced.id())).as("released while a segment still points at the memory").isZero();
+        assertThat(segment.get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 20)).isEqualTo(5f);
+        segment = null;
+        gcUntil(() -> PEER.deleterCalls(produced.id()) == 1 && DLPackStats.leaksReported() > leaksBefore);
+    }
 }
