@@ -57,7 +57,7 @@ def target(text, measured, ok):
     add(f"| {text} | {measured} | {'yes' if ok else '**no**'} |")
 
 
-exp = s("ExchangeBenchmark.exportVersionedCConsumes")
+exp = s("ExchangeBenchmark.exportPointerVersionedCConsumes")
 target("export + native import + deleter round trip at most NumPy's `np.from_dlpack` round trip",
        f"{exp:.0f} ns vs NumPy {numpy_ns:.0f} ns (ratio {exp / numpy_ns:.2f})", exp <= numpy_ns)
 imp = s("ExchangeBenchmark.importCTensorAndClose")
@@ -76,7 +76,7 @@ for n in ("1024", "262144", "16777216"):
 jni = s("ExchangeBenchmark.jniBaselineExportCConsumes")
 target("FFM export round trip at least as fast as the JNI baseline", f"{exp:.0f} ns vs JNI {jni:.0f} ns (ratio {exp / jni:.2f})", exp <= jni)
 alloc = {r[0]: r[4] for r in rows}
-a = alloc.get("ExchangeBenchmark.exportVersionedCConsumes")
+a = alloc.get("ExchangeBenchmark.exportPointerVersionedCConsumes")
 target("Java heap allocated per exchange under 100 bytes (reported)", f"{a:.0f} B/op" if a is not None else "n/a",
        a is not None and a < 100)
 add("")

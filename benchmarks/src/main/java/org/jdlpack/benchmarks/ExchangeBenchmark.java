@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.abi.peer.PeerTensor;
@@ -83,6 +84,11 @@ public class ExchangeBenchmark {
     @Benchmark
     public long exportVersionedCConsumes() {
         return peer.consume(owner.exportVersioned(spec).consume(), false);
+    }
+
+    @Benchmark
+    public long exportPointerVersionedCConsumes() {
+        return peer.consume(owner.exportPointer(ManagedTensorKind.VERSIONED, spec), false);
     }
 
     @Benchmark

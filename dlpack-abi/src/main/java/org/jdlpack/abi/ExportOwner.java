@@ -1,6 +1,7 @@
 package org.jdlpack.abi;
 
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -110,6 +111,27 @@ public final class ExportOwner implements AutoCloseable {
      * @throws IllegalStateException    if this owner was already released
      */
     public ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec) {
+        return new ManagedTensorHandle(kind, exportAddress(kind, spec));
+    }
+
+    /**
+     * Exports the tensor and hands the pointer on at once, without a {@link ManagedTensorHandle}:
+     * for the hot path where the pointer goes straight into a native call that takes ownership.
+     * Whoever receives the pointer must call its deleter exactly once; if the pointer is lost
+     * instead, the export stays live (counted in {@link DLPackStats#liveExports()}, listed by leak
+     * tracking) and keeps this owner's memory.
+     *
+     * @param kind which struct to build
+     * @param spec the tensor
+     * @return the {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, as a zero-length segment
+     * @throws IllegalArgumentException if a read-only spec is exported as legacy
+     * @throws IllegalStateException    if this owner was already released
+     */
+    public MemorySegment exportPointer(ManagedTensorKind kind, TensorSpec spec) {
+        return MemorySegment.ofAddress(exportAddress(kind, spec));
+    }
+
+    private long exportAddress(ManagedTensorKind kind, TensorSpec spec) {
         if (kind == ManagedTensorKind.LEGACY && DLTensorFlag.READ_ONLY.isSet(spec.flags())) {
             throw new IllegalArgumentException("a read-only tensor cannot be exported as a legacy DLManagedTensor, "
                     + "which has no way to say read-only; export it versioned, or export a copy");
@@ -128,7 +150,7 @@ public final class ExportOwner implements AutoCloseable {
         }
         ExportRegistry.add(id, new ExportRegistry.Export(this, kind, address,
                 ManagedTensorWriter.headerBytes(kind, spec.ndim())));
-        return new ManagedTensorHandle(kind, address);
+        return address;
     }
 
     /**

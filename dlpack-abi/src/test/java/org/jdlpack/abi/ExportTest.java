@@ -259,4 +259,22 @@ class ExportTest {
         }
         assertThat(released).hasValue(n);
     }
+
+    @ParameterizedTest
+    @EnumSource(ManagedTensorKind.class)
+    void exportPointerHandsTheStructOnWithoutAHandle(ManagedTensorKind kind) {
+        boolean legacy = kind == ManagedTensorKind.LEGACY;
+        AtomicInteger released = new AtomicInteger();
+        long ownedBefore = DLPackStats.ownedManagedTensors();
+        try (Arena arena = Arena.ofShared()) {
+            ExportOwner owner = ExportOwner.of(released::incrementAndGet);
+            MemorySegment pointer = owner.exportPointer(kind, TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 2, 3));
+            assertThat(DLPackStats.ownedManagedTensors()).as("no handle owns it").isEqualTo(ownedBefore);
+            assertThat(DLPackStats.liveExports()).isEqualTo(1);
+            assertThat(PEER.sumF32(pointer, legacy)).isEqualTo(21.0);
+            owner.close();
+            PEER.delete(pointer, legacy);
+        }
+        assertThat(released).hasValue(1);
+    }
 }
