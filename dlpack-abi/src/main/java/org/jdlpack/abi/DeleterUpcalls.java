@@ -64,13 +64,13 @@ final class DeleterUpcalls {
     /** Frees one export and drops its reference on the owner. Never throws. */
     static void delete(ManagedTensorKind kind, long address) {
         try {
-            ExportRegistry.Export export = null;
+            ExportOwner owner = null;
             long id = 0;
             if (address != 0) {
                 id = NativeMemory.at(address, kind.structSize()).get(JAVA_LONG_UNALIGNED, kind.managerCtxOffset());
-                export = ExportRegistry.remove(id, kind, address);
+                owner = ExportRegistry.remove(id, kind, address);
             }
-            if (export == null) {
+            if (owner == null) {
                 Counters.BOGUS_DELETER_CALLS.increment();
                 Diagnostics.report(Level.ERROR, "deleter called for " + kind.structName() + " at 0x" + Long.toHexString(address)
                         + " (manager_ctx " + id + "), which is not a live jdlpack export: a second call, or a bogus pointer; ignored",
@@ -78,7 +78,7 @@ final class DeleterUpcalls {
                 return;
             }
             NativeMemory.free(address);
-            export.owner().release();
+            owner.release();
         } catch (Throwable t) {
             Counters.DELETER_FAILURES.increment();
             Diagnostics.report(Level.ERROR, "jdlpack deleter failed for " + kind.structName() + " at 0x" + Long.toHexString(address), t);

@@ -139,17 +139,22 @@ public final class ExportOwner implements AutoCloseable {
         if (!spec.data().scope().isAlive()) {
             throw new IllegalStateException("the data segment of " + spec + " is no longer alive");
         }
-        retain();
-        long id = ExportRegistry.nextId();
+        long id = ExportRegistry.reserve();
+        try {
+            retain();
+        } catch (RuntimeException e) {
+            ExportRegistry.cancel(id);
+            throw e;
+        }
         long address;
         try {
             address = ManagedTensorWriter.write(kind, spec, id);
         } catch (Throwable t) {
+            ExportRegistry.cancel(id);
             release();
             throw t;
         }
-        ExportRegistry.add(id, new ExportRegistry.Export(this, kind, address,
-                ManagedTensorWriter.headerBytes(kind, spec.ndim())));
+        ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.ndim()));
         return address;
     }
 
