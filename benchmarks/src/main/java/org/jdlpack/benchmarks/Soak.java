@@ -24,9 +24,10 @@ import org.jdlpack.abi.peer.CPeer;
  * part of CI.
  *
  * <p>{@code java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar
- * org.jdlpack.benchmarks.Soak [cycles] [threads]} (defaults: 10,000,000 and 4). Each cycle is one
- * of: an export that C consumes and deletes on the same thread; an export deleted from a fresh
- * native thread; an export imported back and closed.
+ * org.jdlpack.benchmarks.Soak [cycles] [threads] [freshThreads]} (defaults: 10,000,000, 4, true).
+ * Each cycle is one of: an export that C consumes and deletes on the same thread; an export
+ * deleted from a fresh native thread (1%, unless freshThreads is false); an export imported back
+ * and closed.
  */
 public final class Soak {
 
@@ -36,12 +37,13 @@ public final class Soak {
     /**
      * Runs the soak.
      *
-     * @param args cycles, threads
+     * @param args cycles, threads, whether 1% of deletes run on fresh native threads
      * @throws Exception if a worker fails
      */
     public static void main(String[] args) throws Exception {
         long cycles = args.length > 0 ? Long.parseLong(args[0]) : 10_000_000L;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        boolean freshThreads = args.length <= 2 || Boolean.parseBoolean(args[2]);
         CPeer peer = CPeer.get();
         Arena arena = Arena.ofShared();
         MemorySegment data = arena.allocate(JAVA_FLOAT, 1024);
@@ -54,7 +56,7 @@ public final class Soak {
             workers.add(Thread.ofPlatform().name("soak-" + t).start(() -> {
                 for (long i = 0; i < perThread; i++) {
                     int kind = (int) (i % 100);
-                    if (kind == 0) {
+                    if (kind == 0 && freshThreads) {
                         peer.deleteOnNewThread(owner.exportVersioned(spec).consume(), false);
                     } else if (kind % 2 == 0) {
                         try (ImportedTensor back = owner.exportLegacy(spec).importTensor()) {
