@@ -41,7 +41,11 @@ final class OwnershipCell {
     OwnershipCell(ManagedTensorKind kind, long address, String owner) {
         this.kind = kind;
         this.address = address;
-        this.creationSite = LeakTracking.track(this, () -> owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
+        // Guarded here, not only inside track(): the description lambda would be allocated on
+        // every handle and import even with tracking off.
+        this.creationSite = LeakTracking.isEnabled()
+                ? LeakTracking.track(this, () -> owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")")
+                : null;
         Counters.OWNED_MANAGED_TENSORS.increment();
     }
 

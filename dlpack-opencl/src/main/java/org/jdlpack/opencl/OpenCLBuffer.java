@@ -89,7 +89,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @param source native memory to write
      */
     public void write(long offset, MemorySegment source) {
-        OpenCLTensor.write(context, mem, offset, source);
+        OpenCLTensor.transfer(context, mem, false, offset, source);
     }
 
     /**
@@ -111,7 +111,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @param destination native memory to fill
      */
     public void read(long offset, MemorySegment destination) {
-        OpenCLTensor.read(context, mem, offset, destination);
+        OpenCLTensor.transfer(context, mem, true, offset, destination);
     }
 
     /**

@@ -1,11 +1,11 @@
 package org.jdlpack.opencl;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Optional;
 
@@ -229,11 +229,7 @@ public final class OpenCLTensor {
         return new StridedTransfer.Device() {
             @Override
             public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
-                if (toHost) {
-                    read(context, mem, deviceOffset, host);
-                } else {
-                    write(context, mem, deviceOffset, host);
-                }
+                transfer(context, mem, toHost, deviceOffset, host);
             }
 
             @Override
@@ -265,21 +261,15 @@ public final class OpenCLTensor {
 
     // ----- transfers shared with OpenCLBuffer -----
 
-    static void read(OpenCLContext context, MemorySegment mem, long offset, MemorySegment destination) {
+    /** One blocking {@code clEnqueueRead/WriteBuffer} of {@code host.byteSize()} bytes. */
+    static void transfer(OpenCLContext context, MemorySegment mem, boolean toHost, long offset, MemorySegment host) {
         try {
-            CL.check((int) CL.ENQUEUE_READ_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, destination.byteSize(),
-                    destination, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    static void write(OpenCLContext context, MemorySegment mem, long offset, MemorySegment source) {
-        try {
-            CL.check((int) CL.ENQUEUE_WRITE_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, source.byteSize(),
-                    source, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer");
+            int rc = toHost
+                    ? (int) CL.ENQUEUE_READ_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, host.byteSize(), host, 0,
+                            MemorySegment.NULL, MemorySegment.NULL)
+                    : (int) CL.ENQUEUE_WRITE_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, host.byteSize(), host, 0,
+                            MemorySegment.NULL, MemorySegment.NULL);
+            CL.check(rc, toHost ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer");
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable t) {
@@ -288,22 +278,20 @@ public final class OpenCLTensor {
     }
 
     static int memInfoInt(MemorySegment mem, int parameter) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(JAVA_INT);
-            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, 4L, value, MemorySegment.NULL), "clGetMemObjectInfo");
-            return value.get(JAVA_INT, 0);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return (int) memInfo(mem, parameter, JAVA_INT);
     }
 
     static long memInfoLong(MemorySegment mem, int parameter) {
+        return memInfo(mem, parameter, JAVA_LONG);
+    }
+
+    /** {@code clGetMemObjectInfo} for a value of the given width (cl_uint or size_t/pointer). */
+    private static long memInfo(MemorySegment mem, int parameter, ValueLayout layout) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(ADDRESS);
-            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, 8L, value, MemorySegment.NULL), "clGetMemObjectInfo");
-            return value.get(JAVA_LONG, 0);
+            MemorySegment value = arena.allocate(JAVA_LONG); // room for either width
+            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, layout.byteSize(), value, MemorySegment.NULL),
+                    "clGetMemObjectInfo");
+            return layout == JAVA_INT ? value.get(JAVA_INT, 0) : value.get(JAVA_LONG, 0);
         } catch (RuntimeException e) {
             throw e;
         } catch (Throwable t) {

@@ -120,27 +120,20 @@ public final class NumPyPeer {
      * skips the calling test elsewhere.
      */
     public static synchronized NumPyPeer require() {
+        if (!isAvailable()) {
+            throw PeerRequirement.missing("NumPy (embedded CPython)", unavailable);
+        }
+        return instance;
+    }
+
+    /** Whether NumPy can be started here (it is started once), without failing or skipping anything. */
+    public static synchronized boolean isAvailable() {
         if (instance == null && unavailable == null) {
             try {
                 instance = start();
             } catch (PeerUnavailable e) {
                 unavailable = e.getMessage();
             }
-        }
-        if (instance == null) {
-            throw PeerRequirement.missing("NumPy (embedded CPython)", unavailable);
-        }
-        return instance;
-    }
-
-    /** Whether NumPy can be started here, without failing or skipping anything. */
-    public static synchronized boolean isAvailable() {
-        try {
-            if (instance == null && unavailable == null) {
-                instance = start();
-            }
-        } catch (PeerUnavailable e) {
-            unavailable = e.getMessage();
         }
         return instance != null;
     }
