@@ -246,6 +246,10 @@ public final class HostTensor {
     }
 
     private void checkSlot(int lane, int part) {
+        if (slotBits() > 64) {
+            throw new UnsupportedOperationException(dtype + " values are " + slotBits()
+                    + " bits wide; scalar access reads and writes at most 64 bits (copy them with copyTo(HostTensor) or through segment())");
+        }
         Objects.checkIndex(lane, dtype.lanes());
         if (part != 0 && dtype.code() != DLDataTypeCode.COMPLEX) {
             throw new UnsupportedOperationException(dtype + " has no imaginary part");
@@ -784,6 +788,13 @@ public final class HostTensor {
         }
         if (compact && target.compact && elementBytes > 0 && elementBytes == target.elementBytes) {
             MemorySegment.copy(segment, origin, target.segment, target.origin, count * elementBytes);
+            return;
+        }
+        if (elementBytes > 0 && elementBytes == target.elementBytes) {
+            for (long i = 0; i < count; i++) {
+                MemorySegment.copy(segment, origin + elementOffset(i) * elementBytes, target.segment,
+                        target.origin + target.elementOffset(i) * elementBytes, elementBytes);
+            }
             return;
         }
         int slots = dtype.code() == DLDataTypeCode.COMPLEX ? 2 : 1;

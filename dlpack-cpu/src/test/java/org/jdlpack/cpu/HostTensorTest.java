@@ -133,6 +133,52 @@ class HostTensorTest {
     }
 
     @Test
+    void scalarAccessToHandlesWiderThan64BitsThrowsNamingDtypeAndWidth() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment memory = arena.allocate(32);
+            memory.fill((byte) 0x5A);
+            HostTensor handles = HostTensor.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 128, 1), 2);
+            assertThatThrownBy(() -> handles.getLong(1)).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("handle128").hasMessageContaining("128 bits");
+            assertThatThrownBy(() -> handles.setLong(0, 7)).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("handle128").hasMessageContaining("128 bits");
+            for (long i = 0; i < 32; i++) {
+                assertThat(memory.get(JAVA_BYTE, i)).as("byte %d is untouched", i).isEqualTo((byte) 0x5A);
+            }
+            // Up to 64 bits, handles of any whole-byte width read exactly.
+            HostTensor narrow = HostTensor.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 40, 1), 2);
+            assertThat(narrow.getLong(1)).isEqualTo(0x5A5A5A5A5AL);
+        }
+    }
+
+    @Test
+    void bulkCopiesOfStridedWideElementsCopyEveryByte() {
+        DLDataType handle128 = new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 128, 1);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment memory = arena.allocate(16 * 6);
+            for (long i = 0; i < memory.byteSize(); i++) {
+                memory.set(JAVA_BYTE, i, (byte) i);
+            }
+            // The transpose of a 2x3 block: shape 3x2, strides (1, 3).
+            HostTensor transposed = HostTensor.of(TensorSpec.builder(memory, handle128, 3, 2).strides(1, 3).build());
+            assertThat(transposed.isCompactRowMajor()).isFalse();
+            HostTensor compact = transposed.toContiguous(arena);
+            // Row-major element (r, c) of the transpose is memory element r + 3c.
+            long[] expectedElement = {0, 3, 1, 4, 2, 5};
+            for (int position = 0; position < 6; position++) {
+                for (int b = 0; b < 16; b++) {
+                    assertThat(compact.segment().get(JAVA_BYTE, position * 16L + b)).as("element %d byte %d", position, b)
+                            .isEqualTo((byte) (expectedElement[position] * 16 + b));
+                }
+            }
+            // And back into a strided target.
+            MemorySegment back = arena.allocate(16 * 6);
+            compact.copyTo(HostTensor.of(TensorSpec.builder(back, handle128, 3, 2).strides(1, 3).build()));
+            assertThat(back.mismatch(memory)).isEqualTo(-1);
+        }
+    }
+
+    @Test
     void accessAfterTheMemoryIsReleasedIsAnExceptionNotACrash() {
         CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
         HostTensor host = tensor.host();
