@@ -19,7 +19,8 @@ import org.jdlpack.abi.TensorSpec;
  *   <li>a 2-D tensor of contiguous rows with a row pitch: one pitched transfer
  *       ({@code cudaMemcpy2D}, {@code clEnqueueReadBufferRect});</li>
  *   <li>anything else: reads move the whole span the tensor covers in one transfer and gather on
- *       the host; writes move element by element, never touching bytes between elements.</li>
+ *       the host; writes move row by row where rows are contiguous, else element by element,
+ *       never touching bytes between elements.</li>
  * </ul>
  *
  * <p>Stateless and safe to use from any thread; the device decides what its transfers may share.
@@ -139,9 +140,15 @@ public final class StridedTransfer {
                 device.copyPitched(false, layout.byteOffset(), layout.strides()[0] * elementBytes, bytes, rowBytes, rowBytes,
                         layout.shape()[0]);
             } else {
-                for (long i = 0; i < count; i++) {
-                    long offset = layout.byteOffset() + TensorGeometry.elementOffset(layout.shape(), layout.strides(), i) * elementBytes;
-                    device.copyContiguous(false, offset, bytes.asSlice(i * elementBytes, elementBytes));
+                // One transfer per contiguous row, else per element: never the bytes between elements.
+                StridedCopy.Rows rows = new StridedCopy.Rows(layout.shape(), layout.strides());
+                long run = rows.contiguous() ? rows.length : 1;
+                long position = 0;
+                for (long r = 0; r < rows.count; r++, rows.advance()) {
+                    for (long i = 0; i < rows.length; i += run, position += run) {
+                        long offset = layout.byteOffset() + (rows.offset() + i * rows.stride) * elementBytes;
+                        device.copyContiguous(false, offset, bytes.asSlice(position * elementBytes, run * elementBytes));
+                    }
                 }
             }
             device.finish(); // before the arena that may hold the source goes

@@ -179,6 +179,47 @@ class HostTensorTest {
     }
 
     @Test
+    void copiesBetweenLayoutsAgreeWithElementAccess() {
+        // {shape, strides, byteOffset in elements}: 0-d, broadcast (stride 0), reversed, transposed, gapped 3-d.
+        long[][][] layouts = {
+            {{}, {}, {0}},
+            {{3, 4}, {0, 1}, {0}},
+            {{3, 4}, {-4, -1}, {11}},
+            {{4, 3}, {1, 4}, {0}},
+            {{2, 3, 2}, {12, 4, 2}, {1}},
+        };
+        DLDataType[] dtypes = {DLDataType.INT16, new DLDataType(DLDataTypeCode.INT, 4, 1), new DLDataType(DLDataTypeCode.INT, 8, 3)};
+        try (Arena arena = Arena.ofConfined()) {
+            for (DLDataType dtype : dtypes) {
+                for (long[][] layout : layouts) {
+                    MemorySegment memory = arena.allocate(256);
+                    for (long i = 0; i < memory.byteSize(); i++) {
+                        memory.set(JAVA_BYTE, i, (byte) (i * 7 + 3));
+                    }
+                    long offsetBytes = Math.ceilDiv(layout[2][0] * dtype.bitsPerElement(), 8);
+                    HostTensor source = HostTensor.of(TensorSpec.builder(memory, dtype, layout[0]).strides(layout[1])
+                            .byteOffset(offsetBytes).build());
+                    HostTensor compact = source.toContiguous(arena);
+                    HostTensor back = HostTensor.of(TensorSpec.builder(arena.allocate(256), dtype, layout[0]).strides(layout[1])
+                            .byteOffset(offsetBytes).build());
+                    if (layout[1].length == 0 || layout[1][0] != 0) { // a broadcast view cannot be written element by element
+                        compact.copyTo(back);
+                    }
+                    for (long i = 0; i < source.elementCount(); i++) {
+                        for (int lane = 0; lane < dtype.lanes(); lane++) {
+                            assertThat(compact.getLong(i, lane)).as("%s %s element %d", dtype, java.util.Arrays.deepToString(layout), i)
+                                    .isEqualTo(source.getLong(i, lane));
+                            if (layout[1].length == 0 || layout[1][0] != 0) {
+                                assertThat(back.getLong(i, lane)).isEqualTo(source.getLong(i, lane));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void accessAfterTheMemoryIsReleasedIsAnExceptionNotACrash() {
         CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
         HostTensor host = tensor.host();
