@@ -3,8 +3,10 @@
  *
  * <p>Needs native access: {@code --enable-native-access=org.jdlpack.abi}.
  */
+@SuppressWarnings("module") // the qualified export names modules that are compiled after this one
 module org.jdlpack.abi {
     exports org.jdlpack.abi;
     exports org.jdlpack.abi.layout;
-    exports org.jdlpack.abi.internal to org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.opencl;
+    // NativeAccess (native-access checks with a message naming the flag) for the bindings only.
+    exports org.jdlpack.abi.internal to org.jdlpack.cuda, org.jdlpack.opencl;
 }

@@ -57,6 +57,7 @@ public class ExchangeBenchmark {
     private MemorySegment noop;
 
     @Setup(Level.Trial)
+    @SuppressWarnings("restricted") // the no-op upcall stub the exchange is compared against
     public void setUp() throws ReflectiveOperationException {
         peer = CPeer.get();
         shape = new long[] {2, 3, 4, 5};

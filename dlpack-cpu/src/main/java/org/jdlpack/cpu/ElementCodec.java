@@ -111,7 +111,7 @@ final class ElementCodec {
     /** Little bit-endian read of {@code width} (at most 64) bits starting at a bit position. */
     static long readBits(MemorySegment segment, long bitPosition, int width) {
         long firstByte = Math.floorDiv(bitPosition, 8);
-        int shift = (int) Math.floorMod(bitPosition, 8);
+        int shift = Math.floorMod(bitPosition, 8);
         int bytes = (shift + width + 7) / 8;
         long value = 0;
         for (int i = 0; i < bytes; i++) {
@@ -125,7 +125,7 @@ final class ElementCodec {
     /** Little bit-endian write of the low {@code width} (at most 64) bits, read-modify-write per byte. */
     static void writeBits(MemorySegment segment, long bitPosition, int width, long bits) {
         long firstByte = Math.floorDiv(bitPosition, 8);
-        int shift = (int) Math.floorMod(bitPosition, 8);
+        int shift = Math.floorMod(bitPosition, 8);
         int bytes = (shift + width + 7) / 8;
         long valueMask = width == 64 ? -1L : (1L << width) - 1;
         for (int i = 0; i < bytes; i++) {
