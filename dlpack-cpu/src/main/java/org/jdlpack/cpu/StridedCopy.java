@@ -5,11 +5,12 @@ import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Array;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.cpu.internal.RowCursor;
 
 /**
- * Bulk copies of strided host elements, all driven by one row-major walk ({@link Rows}): between a
- * host tensor and a Java array, and between two host tensors of the same dtype and shape.
- * {@link StridedTransfer} walks device layouts with the same {@link Rows}.
+ * Bulk copies of strided host elements, all driven by one row-major walk ({@link RowCursor}):
+ * between a host tensor and a Java array, and between two host tensors of the same dtype and shape.
+ * {@link org.jdlpack.cpu.internal.StridedTransfer} walks device layouts with the same cursor.
  *
  * <p>Whole elements are copied as bytes, whatever their width (opaque handles up to 248 bits
  * included); only packed sub-byte elements go slot by slot through their {@link ElementCodec}.
@@ -19,61 +20,6 @@ import org.jdlpack.abi.DLDataType;
 final class StridedCopy {
 
     private StridedCopy() {
-    }
-
-    /**
-     * A row-major cursor over the rows of a strided tensor: runs of {@link #length} elements along
-     * the last dimension, {@link #stride} elements apart. Starts at the first row; one instance per
-     * walk, on one thread.
-     */
-    static final class Rows {
-
-        /** Elements per row. */
-        final long length;
-        /** Elements from one element of a row to the next. */
-        final long stride;
-        /** Number of rows (0 for an empty tensor). */
-        final long count;
-        private final long[] shape;
-        private final long[] strides;
-        private final long[] counter;
-        private long offset;
-
-        Rows(long[] shape, long[] strides) {
-            int last = shape.length - 1;
-            this.shape = shape;
-            this.strides = strides;
-            this.length = last < 0 ? 1 : shape[last];
-            this.stride = last < 0 ? 1 : strides[last];
-            long elements = 1;
-            for (long extent : shape) {
-                elements *= extent;
-            }
-            this.count = elements == 0 ? 0 : elements / length;
-            this.counter = new long[Math.max(last, 0)];
-        }
-
-        /** {@return the offset, in elements from element 0, of the current row's first element} */
-        long offset() {
-            return offset;
-        }
-
-        /** {@return whether a row's elements are adjacent in memory} */
-        boolean contiguous() {
-            return stride == 1 || length == 1;
-        }
-
-        /** Moves to the next row: an odometer over every dimension but the last. */
-        void advance() {
-            for (int d = counter.length - 1; d >= 0; d--) {
-                offset += strides[d];
-                if (++counter[d] < shape[d]) {
-                    return;
-                }
-                offset -= strides[d] * shape[d];
-                counter[d] = 0;
-            }
-        }
     }
 
     /** Refuses writes to a read-only tensor. */
@@ -112,14 +58,14 @@ final class StridedCopy {
             copy(segment, origin, array, 0, layout, (int) tensor.elementCount(), intoTensor);
             return;
         }
-        Rows rows = new Rows(tensor.shape(), tensor.strides());
+        RowCursor rows = new RowCursor(tensor.shape(), tensor.strides());
         int arrayIndex = 0;
-        for (long r = 0; r < rows.count; r++, rows.advance(), arrayIndex += (int) rows.length) {
+        for (long r = 0; r < rows.count(); r++, rows.advance(), arrayIndex += (int) rows.length()) {
             long at = origin + rows.offset() * size;
             if (rows.contiguous()) {
-                copy(segment, at, array, arrayIndex, layout, (int) rows.length, intoTensor);
+                copy(segment, at, array, arrayIndex, layout, (int) rows.length(), intoTensor);
             } else {
-                for (int i = 0; i < rows.length; i++, at += rows.stride * size) {
+                for (int i = 0; i < rows.length(); i++, at += rows.stride() * size) {
                     copy(segment, at, array, arrayIndex + i, layout, 1, intoTensor);
                 }
             }
@@ -153,22 +99,22 @@ final class StridedCopy {
             return;
         }
         long[] shape = source.shape();
-        Rows read = new Rows(shape, source.strides());
-        Rows write = new Rows(shape, target.strides());
-        for (long r = 0; r < read.count; r++, read.advance(), write.advance()) {
+        RowCursor read = new RowCursor(shape, source.strides());
+        RowCursor write = new RowCursor(shape, target.strides());
+        for (long r = 0; r < read.count(); r++, read.advance(), write.advance()) {
             if (bytes > 0 && bytes == target.codec().elementBytes()) {
                 if (read.contiguous() && write.contiguous()) {
                     MemorySegment.copy(from, fromOrigin + read.offset() * bytes, to, toOrigin + write.offset() * bytes,
-                            read.length * bytes);
+                            read.length() * bytes);
                 } else {
-                    for (long i = 0; i < read.length; i++) {
-                        MemorySegment.copy(from, fromOrigin + (read.offset() + i * read.stride) * bytes,
-                                to, toOrigin + (write.offset() + i * write.stride) * bytes, bytes);
+                    for (long i = 0; i < read.length(); i++) {
+                        MemorySegment.copy(from, fromOrigin + (read.offset() + i * read.stride()) * bytes,
+                                to, toOrigin + (write.offset() + i * write.stride()) * bytes, bytes);
                     }
                 }
             } else {
-                for (long i = 0; i < read.length; i++) {
-                    copySlots(source, read.offset() + i * read.stride, target, write.offset() + i * write.stride);
+                for (long i = 0; i < read.length(); i++) {
+                    copySlots(source, read.offset() + i * read.stride(), target, write.offset() + i * write.stride());
                 }
             }
         }

@@ -13,7 +13,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensor;
-import org.jdlpack.cpu.StridedTransfer;
+import org.jdlpack.cpu.internal.StridedTransfer;
 
 /**
  * A CUDA tensor ({@code kDLCUDA}, {@code kDLCUDAManaged} or {@code kDLCUDAHost}) copied to and

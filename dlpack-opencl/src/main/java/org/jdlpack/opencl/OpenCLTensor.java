@@ -17,7 +17,7 @@ import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensor;
-import org.jdlpack.cpu.StridedTransfer;
+import org.jdlpack.cpu.internal.StridedTransfer;
 
 /**
  * A {@code kDLOpenCL} tensor read and written from the host. On OpenCL, {@code DLTensor.data} is

@@ -1,4 +1,4 @@
-package org.jdlpack.cpu;
+package org.jdlpack.cpu.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -8,6 +8,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.cpu.HostTensor;
 
 /**
  * Moves the elements of a strided tensor in device memory to or from a host tensor with as few
@@ -141,12 +142,12 @@ public final class StridedTransfer {
                         layout.shape()[0]);
             } else {
                 // One transfer per contiguous row, else per element: never the bytes between elements.
-                StridedCopy.Rows rows = new StridedCopy.Rows(layout.shape(), layout.strides());
-                long run = rows.contiguous() ? rows.length : 1;
+                RowCursor rows = new RowCursor(layout.shape(), layout.strides());
+                long run = rows.contiguous() ? rows.length() : 1;
                 long position = 0;
-                for (long r = 0; r < rows.count; r++, rows.advance()) {
-                    for (long i = 0; i < rows.length; i += run, position += run) {
-                        long offset = layout.byteOffset() + (rows.offset() + i * rows.stride) * elementBytes;
+                for (long r = 0; r < rows.count(); r++, rows.advance()) {
+                    for (long i = 0; i < rows.length(); i += run, position += run) {
+                        long offset = layout.byteOffset() + (rows.offset() + i * rows.stride()) * elementBytes;
                         device.copyContiguous(false, offset, bytes.asSlice(position * elementBytes, run * elementBytes));
                     }
                 }
