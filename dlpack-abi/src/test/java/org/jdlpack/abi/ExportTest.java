@@ -91,8 +91,16 @@ class ExportTest {
             TensorSpec strided = TensorSpec.builder(data, DLDataType.FLOAT32, 2, 3).strides(6, 2).byteOffset(4).build();
             MemorySegment p = owner.export(kind, strided).consume();
             assertThat(PEER.sumF32(p, legacy)).isEqualTo(2 + 4 + 6 + 8 + 10 + 12);
-            assertThat(PEER.field(p, legacy, 9)).as("byte_offset").isEqualTo(4);
+            assertThat(PEER.field(p, legacy, 9)).as("byte_offset, folded into data").isZero();
+            assertThat(PEER.field(p, legacy, 10)).as("data, at element 0").isEqualTo(data.address() + 4);
             PEER.delete(p, legacy);
+
+            // The same with byte_offset written verbatim: data at the base, the C side adds the offset.
+            MemorySegment v = owner.export(strided, ExportOptions.of(kind).withVerbatimByteOffset(true)).consume();
+            assertThat(PEER.sumF32(v, legacy)).isEqualTo(2 + 4 + 6 + 8 + 10 + 12);
+            assertThat(PEER.field(v, legacy, 9)).as("byte_offset, verbatim").isEqualTo(4);
+            assertThat(PEER.field(v, legacy, 10)).as("data, verbatim").isEqualTo(data.address());
+            PEER.delete(v, legacy);
 
             // Reversed: element 0 is the last float, stride -1.
             TensorSpec reversed = TensorSpec.builder(data, DLDataType.FLOAT32, 12).strides(-1).byteOffset(44).build();
