@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.internal.Counters;
 import org.jdlpack.abi.internal.LeakTracking;
+import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * The live exports, in a table of slots indexed by the id written into their {@code manager_ctx}.
@@ -91,6 +92,11 @@ final class ExportRegistry {
     static {
         for (int i = 0; i < STACKS.length; i++) {
             STACKS[i] = new FreeStack();
+        }
+        try {
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("jdlpack-disarm-deleters").unstarted(ExportRegistry::disarmAll));
+        } catch (IllegalStateException shuttingDown) {
+            // First export during shutdown: nothing live yet to disarm.
         }
     }
 
@@ -179,6 +185,33 @@ final class ExportRegistry {
             LeakTracking.untrack(id);
         }
         return owner;
+    }
+
+    /**
+     * At JVM shutdown: takes every live export out of the table and sets its {@code deleter} to
+     * NULL. A deleter upcall after the JVM is gone (from a C atexit handler or a static destructor)
+     * aborts the process inside the JVM's upcall entry, before any Java code could intervene; the
+     * DLPack spec makes consumers check for a NULL deleter, so a consumer that frees at exit skips
+     * the call instead. The headers and the owners' memory are left to the process exit. A consumer
+     * that loaded the deleter before this ran can still call it: the call is then refused as not
+     * live, harmlessly, as long as the JVM still runs.
+     */
+    static void disarmAll() {
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = PAGES.get(slot >>> PAGE_BITS);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1; // skip the missing page
+                continue;
+            }
+            int i = slot & (PAGE_SIZE - 1);
+            long state = page.states.get(i);
+            // Winning the removal makes the header ours: no deleter call will quarantine or free it.
+            if ((state & 3) == LIVE && page.states.compareAndSet(i, state, state & ~3L | FREE)) {
+                ManagedTensorKind kind = ManagedTensorKind.values()[page.kinds[i]];
+                NativeMemory.writeLong(page.addresses[i] + kind.deleterOffset(), 0);
+            }
+        }
     }
 
     /** {@return the slot an id names} For tests. */

@@ -30,7 +30,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DeleterUpcallLimitsTest {
 
-    /** Child JVM: {@code stack BYTES}, {@code heap} or {@code atexit}. Prints one RESULT line. */
+    /**
+     * Child JVM: {@code stack BYTES}, {@code heap}, {@code heap-native-thread} or {@code atexit}.
+     * Prints one RESULT line.
+     */
     @SuppressWarnings("restricted")
     public static void main(String[] args) throws Throwable {
         SymbolLookup limits = SymbolLookup.libraryLookup(NativeBuild.compile("libupcalllimits.so", "-shared", "-fPIC",
@@ -48,12 +51,14 @@ class DeleterUpcallLimitsTest {
                 int rc = (int) onStack.invokeExact(pointer, 0, Long.parseLong(args[1]));
                 System.out.println("RESULT rc=" + rc + " " + stats(released));
             }
-            case "heap" -> {
+            case "heap", "heap-native-thread" -> {
                 // A process that has exported before: the classes on the deleter's path are loaded.
                 CPeer peer = CPeer.get();
                 ExportOwner warm = ExportOwner.of(() -> { });
                 peer.delete(warm.export(TensorSpec.of(arena.allocate(4), DLDataType.FLOAT32, 1)).consume(), false);
+                peer.deleteOnNewThread(warm.export(TensorSpec.of(arena.allocate(4), DLDataType.FLOAT32, 1)).consume(), false);
                 warm.close();
+                boolean fromJavaThread = args[0].equals("heap");
                 List<long[]> hog = new ArrayList<>();
                 try {
                     while (true) {
@@ -62,8 +67,13 @@ class DeleterUpcallLimitsTest {
                 } catch (OutOfMemoryError full) {
                     // The heap is full now; the next allocation anywhere throws OutOfMemoryError.
                 }
-                // From a Java thread: downcall into C, which calls the deleter upcall on this thread.
-                peer.delete(pointer, false);
+                if (fromJavaThread) {
+                    // From a Java thread: downcall into C, which calls the deleter upcall on this thread.
+                    peer.delete(pointer, false);
+                } else {
+                    // From a pthread the JVM has never seen: the upcall must attach it first.
+                    peer.deleteOnNewThread(pointer, false);
+                }
                 int afterJavaThread = released.get();
                 hog.clear();
                 System.out.println("RESULT " + stats(released) + " releasedWhileFull=" + afterJavaThread);
@@ -111,10 +121,25 @@ class DeleterUpcallLimitsTest {
         assertThat(outcome.result()).as(outcome.output()).isEqualTo("RESULT rc=0 released=1 live=0 failures=0 bogus=0");
     }
 
+    /**
+     * From a Java thread. From a native thread the JVM has never seen, the JVM must allocate a
+     * Thread object to attach it, and with the heap exhausted it aborts in its upcall entry
+     * ("Could not attach thread for upcall"), before any library code runs: documented, not tested.
+     */
     @Test
     void aDeleterWithTheHeapExhaustedFreesTheExport() throws Exception {
         Outcome outcome = child(List.of("-Xmx48m"), "heap");
         assertThat(outcome.exitCode()).as(outcome.output()).isZero();
         assertThat(outcome.result()).as(outcome.output()).isEqualTo("RESULT released=1 live=0 failures=0 bogus=0 releasedWhileFull=1");
+    }
+
+    @Test
+    void aDeleterCalledFromACAtexitHandlerAfterTheJvmIsGoneFindsNullAndTheProcessExitsCleanly() throws Exception {
+        // Without the shutdown hook that sets live exports' deleters to NULL, the upcall from the
+        // atexit handler aborts the process in the JVM's upcall entry ("Could not attach thread").
+        Outcome outcome = child(List.of(), "atexit");
+        assertThat(outcome.result()).as(outcome.output()).isEqualTo("RESULT registered=0");
+        assertThat(outcome.output()).doesNotContain("fatal error");
+        assertThat(outcome.exitCode()).as(outcome.output()).isZero();
     }
 }

@@ -68,6 +68,17 @@ public final class NativeMemory {
     }
 
     /**
+     * Writes a native-order 64-bit value at a raw address, allocating nothing; the caller vouches
+     * that the 8 bytes exist and are its to write.
+     *
+     * @param address the address of the value, any alignment
+     * @param value   the value
+     */
+    public static void writeLong(long address, long value) {
+        EVERYTHING.set(JAVA_LONG_UNALIGNED, address, value);
+    }
+
+    /**
      * A segment of {@code size} bytes at a native address, valid until {@code arena} closes, which
      * then runs {@code cleanup}.
      *
