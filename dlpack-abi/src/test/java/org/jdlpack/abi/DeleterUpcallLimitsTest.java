@@ -122,6 +122,31 @@ class DeleterUpcallLimitsTest {
     }
 
     /**
+     * Sweeps the stack sizes where the JVM is about to run out (JDK 25, x86-64: it aborts at 106
+     * KiB or less, inside its own upcall entry, and a deleter at 108 KiB runs out inside jdlpack).
+     * At every size either the child exits normally with consistent counters (freed, or a failure
+     * counted and the export left live), or it aborts with no jdlpack frame in sight: the JVM failed
+     * before our code ran. Before the catch path stopped building message strings, a deleter at 108
+     * KiB threw StackOverflowError from that catch block out of the upcall and ended the JVM.
+     */
+    @Test
+    void aDeleterThatRunsOutOfStackNeverEndsTheJvmItself() throws Exception {
+        int survived = 0;
+        for (int kib = 104; kib <= 114; kib++) {
+            Outcome outcome = child(List.of(), "stack", Long.toString(kib * 1024L));
+            if (outcome.exitCode() == 0) {
+                survived++;
+                assertThat(outcome.result()).as("%d KiB: %s", kib, outcome.output()).isIn(
+                        "RESULT rc=0 released=1 live=0 failures=0 bogus=0",
+                        "RESULT rc=0 released=0 live=1 failures=1 bogus=0");
+            } else {
+                assertThat(outcome.output()).as("%d KiB: the JVM ended inside jdlpack", kib).doesNotContain("org.jdlpack");
+            }
+        }
+        assertThat(survived).as("sizes at which the deleter ran").isPositive();
+    }
+
+    /**
      * From a Java thread. From a native thread the JVM has never seen, the JVM must allocate a
      * Thread object to attach it, and with the heap exhausted it aborts in its upcall entry
      * ("Could not attach thread for upcall"), before any library code runs: documented, not tested.
