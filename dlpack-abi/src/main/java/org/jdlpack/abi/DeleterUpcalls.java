@@ -75,8 +75,9 @@ final class DeleterUpcalls {
     }
 
     /**
-     * Retires one export (the registry hands its header to the quarantine) and drops its reference on the owner. Never throws, not even when the stack
-     * or the heap is exhausted inside its own catch block.
+     * Retires one export (the registry hands its header to the quarantine) and drops its reference
+     * on the owner. Never throws, not even when the stack or the heap runs out inside its own catch
+     * block.
      */
     static void delete(ManagedTensorKind kind, long address) {
         try {
