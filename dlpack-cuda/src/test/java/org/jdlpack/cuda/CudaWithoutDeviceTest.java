@@ -100,7 +100,7 @@ class CudaWithoutDeviceTest {
     @Test
     void importValidationNamesTheProblemBeforeAnyCopy() {
         ExportOwner owner = ExportOwner.of(() -> { });
-        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+        try (var arena = java.lang.foreign.Arena.ofShared()) {
             try (ImportedTensor cpu = owner.exportVersioned(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4)).importTensor()) {
                 assertThatThrownBy(() -> CudaTensor.of(cpu)).isInstanceOf(UnsupportedDeviceException.class)
                         .hasMessageContaining("not a CUDA tensor: CPU:0");
