@@ -1,8 +1,9 @@
 package org.jdlpack.abi;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.System.Logger.Level;
+import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -10,19 +11,33 @@ import java.lang.invoke.MethodType;
 import org.jdlpack.abi.internal.Counters;
 import org.jdlpack.abi.internal.Diagnostics;
 import org.jdlpack.abi.internal.NativeMemory;
-import org.jdlpack.abi.layout.DLManagedTensorLayout;
-import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
 
 /**
  * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made once for the
  * life of the process.
  *
  * <p>A deleter may be called on any thread, including native threads the JVM did not start, with
- * any locks held by the caller. It takes no lock of its own beyond the registry's, and it never
- * lets an exception escape: an exception leaving an upcall ends the JVM. Failures are counted in
- * {@link DLPackStats} and logged.
+ * any locks held by the caller. It takes no lock of its own, and it never lets an exception
+ * escape: an exception leaving an upcall ends the JVM. Failures are counted in {@link DLPackStats}
+ * and logged.
+ *
+ * <p>The path through a deleter allocates nothing on the Java heap (the stub passes the pointer as
+ * a {@code long}, the registry and the quarantine are preallocated, free() takes a {@code long}),
+ * so it works with the heap exhausted, and the failure paths log constant messages so that they
+ * work where little stack is left: on a small native stack, the first thing to fail is the deleter,
+ * and its catch block must not fail again while building a message. Only the owner's release
+ * action, user code, may allocate.
  */
 final class DeleterUpcalls {
+
+    /**
+     * {@code void (*)(void* self)}, with the pointer declared as a 64-bit integer: on LP64 ABIs
+     * both travel in the same register, and the stub then boxes no segment per call.
+     */
+    private static final FunctionDescriptor DELETER = FunctionDescriptor.ofVoid(JAVA_LONG);
+    private static final String BOGUS_CALL = "jdlpack deleter called with a pointer that is not a live jdlpack export "
+            + "(a second call, or a bogus pointer); ignored. DLPackStats.bogusDeleterCalls() counts these";
+    private static final String FAILED = "jdlpack deleter failed; the export may have leaked. DLPackStats.deleterFailures() counts these";
 
     private static final MemorySegment VERSIONED_STUB;
     private static final MemorySegment LEGACY_STUB;
@@ -30,11 +45,9 @@ final class DeleterUpcalls {
     static {
         try {
             var lookup = MethodHandles.lookup();
-            var type = MethodType.methodType(void.class, MemorySegment.class);
-            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteVersioned", type),
-                    DLManagedTensorVersionedLayout.DELETER_DESCRIPTOR);
-            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteLegacy", type),
-                    DLManagedTensorLayout.DELETER_DESCRIPTOR);
+            var type = MethodType.methodType(void.class, long.class);
+            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteVersioned", type), DELETER);
+            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteLegacy", type), DELETER);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -52,36 +65,45 @@ final class DeleterUpcalls {
     }
 
     @SuppressWarnings("unused") // the upcall target
-    private static void deleteVersioned(MemorySegment self) {
-        delete(ManagedTensorKind.VERSIONED, self.address());
+    private static void deleteVersioned(long self) {
+        delete(ManagedTensorKind.VERSIONED, self);
     }
 
     @SuppressWarnings("unused") // the upcall target
-    private static void deleteLegacy(MemorySegment self) {
-        delete(ManagedTensorKind.LEGACY, self.address());
+    private static void deleteLegacy(long self) {
+        delete(ManagedTensorKind.LEGACY, self);
     }
 
-    /** Frees one export and drops its reference on the owner. Never throws. */
+    /**
+     * Retires one export (the registry hands its header to the quarantine) and drops its reference
+     * on the owner. Never throws, not even when the stack or the heap runs out inside its own catch
+     * block.
+     */
     static void delete(ManagedTensorKind kind, long address) {
         try {
             ExportOwner owner = null;
-            long id = 0;
             if (address != 0) {
-                id = NativeMemory.at(address, kind.structSize()).get(JAVA_LONG_UNALIGNED, kind.managerCtxOffset());
+                long id = NativeMemory.readLong(address + kind.managerCtxOffset());
                 owner = ExportRegistry.remove(id, kind, address);
             }
             if (owner == null) {
                 Counters.BOGUS_DELETER_CALLS.increment();
-                Diagnostics.report(Level.ERROR, "deleter called for " + kind.structName() + " at 0x" + Long.toHexString(address)
-                        + " (manager_ctx " + id + "), which is not a live jdlpack export: a second call, or a bogus pointer; ignored",
-                        null);
+                Diagnostics.report(Level.ERROR, BOGUS_CALL, null);
                 return;
             }
-            NativeMemory.free(address);
             owner.release();
         } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** The catch path: constant message, and a guard of its own in case even that fails. */
+    private static void failed(Throwable t) {
+        try {
             Counters.DELETER_FAILURES.increment();
-            Diagnostics.report(Level.ERROR, "jdlpack deleter failed for " + kind.structName() + " at 0x" + Long.toHexString(address), t);
+            Diagnostics.report(Level.ERROR, FAILED, t);
+        } catch (Throwable ignored) {
+            // Out of stack or heap even here: nothing more can be done without ending the JVM.
         }
     }
 }

@@ -18,7 +18,8 @@ import org.jdlpack.abi.internal.Diagnostics;
  * reference goes, on whichever thread drops it: the thread that closes the owner, or a native
  * thread inside a deleter. So closing the owner early is safe: memory a consumer still uses stays
  * valid until that consumer is done. The release action must therefore be callable from any thread
- * (close a shared arena, not a confined one); if it throws, the exception is counted in
+ * (close a shared arena, not a confined one), and exports of memory confined to one thread are
+ * refused. If the release action throws, the exception is counted in
  * {@link DLPackStats#releaseCallbackFailures()} and logged, never propagated into native code.
  *
  * <p>Do not free the exported memory any other way while the owner lives: a native consumer may be
@@ -40,6 +41,12 @@ public final class ExportOwner implements AutoCloseable {
             throw new ExceptionInInitializerError(e);
         }
     }
+
+    /**
+     * A thread that never runs: memory of a confined arena is accessible by its owner thread only,
+     * never by this one, while shared, global and automatic memory is accessible by every thread.
+     */
+    private static final Thread NOT_AN_OWNER = Thread.ofPlatform().unstarted(() -> { });
 
     private final Object resource;
     private final Runnable release;
@@ -77,67 +84,117 @@ public final class ExportOwner implements AutoCloseable {
 
     /**
      * Exports the tensor as a fresh {@code DLManagedTensorVersioned}, stamped with
-     * {@link DLPackVersion#CURRENT} and the spec's flags.
+     * {@link DLPackVersion#CURRENT} and the spec's flags, with {@code byte_offset} folded into
+     * {@code data} where the device allows; the same as {@code export(spec, ExportOptions.VERSIONED)}.
      *
      * @param spec the tensor
      * @return a handle owning the new struct; hand it to a consumer with
      *         {@link ManagedTensorHandle#consume()}, or close it
-     * @throws IllegalStateException if this owner was already released
+     * @throws IllegalArgumentException if the data lives in a confined arena
+     * @throws IllegalStateException    if this owner was already released
      */
+    public ManagedTensorHandle export(TensorSpec spec) {
+        return export(spec, ExportOptions.VERSIONED);
+    }
+
+    /**
+     * Exports the tensor as a fresh struct, written as {@code options} say. This is the front door
+     * of every export. Every call builds a new struct, shape and strides in one native allocation,
+     * because each consumer may keep and free its own.
+     *
+     * @param spec    the tensor
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
+     * @return a handle owning the new struct
+     * @throws IllegalArgumentException if a read-only spec is exported as legacy, or the data lives
+     *                                  in a confined arena (the consumer's deleter may run on any
+     *                                  thread; use a shared, global or automatic arena)
+     * @throws IllegalStateException    if this owner was already released
+     */
+    public ManagedTensorHandle export(TensorSpec spec, ExportOptions options) {
+        return new ManagedTensorHandle(options.kind(), exportAddress(spec, options));
+    }
+
+    /**
+     * Exports the tensor like {@link #export(TensorSpec, ExportOptions)} and hands the pointer on
+     * at once, without a {@link ManagedTensorHandle}: for the hot path where the pointer goes
+     * straight into a native call that takes ownership. Whoever receives the pointer must call its
+     * deleter exactly once; if the pointer is lost instead, the export stays live (counted in
+     * {@link DLPackStats#liveExports()}, listed by leak tracking) and keeps this owner's memory.
+     *
+     * @param spec    the tensor
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
+     * @return the {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, as a zero-length segment
+     * @throws IllegalArgumentException as {@link #export(TensorSpec, ExportOptions)}
+     * @throws IllegalStateException    if this owner was already released
+     */
+    public MemorySegment exportPointer(TensorSpec spec, ExportOptions options) {
+        return MemorySegment.ofAddress(exportAddress(spec, options));
+    }
+
+    /**
+     * Exports the tensor as a fresh {@code DLManagedTensorVersioned}.
+     *
+     * @param spec the tensor
+     * @return a handle owning the new struct
+     * @deprecated use {@link #export(TensorSpec)}
+     */
+    @Deprecated
     public ManagedTensorHandle exportVersioned(TensorSpec spec) {
-        return export(ManagedTensorKind.VERSIONED, spec);
+        return export(spec, ExportOptions.VERSIONED);
     }
 
     /**
      * Exports the tensor as a fresh legacy {@code DLManagedTensor}.
      *
-     * @param spec the tensor; it must not be read-only, because the legacy struct cannot say so
+     * @param spec the tensor; not read-only
      * @return a handle owning the new struct
-     * @throws IllegalArgumentException if the spec is read-only
-     * @throws IllegalStateException    if this owner was already released
+     * @deprecated use {@link #export(TensorSpec, ExportOptions)} with {@link ExportOptions#LEGACY}
      */
+    @Deprecated
     public ManagedTensorHandle exportLegacy(TensorSpec spec) {
-        return export(ManagedTensorKind.LEGACY, spec);
+        return export(spec, ExportOptions.LEGACY);
     }
 
     /**
-     * Exports the tensor as a fresh struct of the given kind. Every call builds a new struct,
-     * shape and strides in one native allocation, because each consumer may keep and free its own.
+     * Exports the tensor as a fresh struct of the given kind.
      *
      * @param kind which struct to build
      * @param spec the tensor
      * @return a handle owning the new struct
-     * @throws IllegalArgumentException if a read-only spec is exported as legacy
-     * @throws IllegalStateException    if this owner was already released
+     * @deprecated use {@link #export(TensorSpec, ExportOptions)}
      */
+    @Deprecated
     public ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec) {
-        return new ManagedTensorHandle(kind, exportAddress(kind, spec));
+        return export(spec, ExportOptions.of(kind));
     }
 
     /**
-     * Exports the tensor and hands the pointer on at once, without a {@link ManagedTensorHandle}:
-     * for the hot path where the pointer goes straight into a native call that takes ownership.
-     * Whoever receives the pointer must call its deleter exactly once; if the pointer is lost
-     * instead, the export stays live (counted in {@link DLPackStats#liveExports()}, listed by leak
-     * tracking) and keeps this owner's memory.
+     * Exports the tensor and hands the pointer on at once.
      *
      * @param kind which struct to build
      * @param spec the tensor
-     * @return the {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, as a zero-length segment
-     * @throws IllegalArgumentException if a read-only spec is exported as legacy
-     * @throws IllegalStateException    if this owner was already released
+     * @return the struct pointer, as a zero-length segment
+     * @deprecated use {@link #exportPointer(TensorSpec, ExportOptions)}
      */
+    @Deprecated
     public MemorySegment exportPointer(ManagedTensorKind kind, TensorSpec spec) {
-        return MemorySegment.ofAddress(exportAddress(kind, spec));
+        return exportPointer(spec, ExportOptions.of(kind));
     }
 
-    private long exportAddress(ManagedTensorKind kind, TensorSpec spec) {
+    private long exportAddress(TensorSpec spec, ExportOptions options) {
+        ManagedTensorKind kind = options.kind();
         if (kind == ManagedTensorKind.LEGACY && DLTensorFlag.READ_ONLY.isSet(spec.flags())) {
             throw new IllegalArgumentException("a read-only tensor cannot be exported as a legacy DLManagedTensor, "
                     + "which has no way to say read-only; export it versioned, or export a copy");
         }
-        if (!spec.data().scope().isAlive()) {
+        MemorySegment data = spec.data();
+        if (!data.scope().isAlive()) {
             throw new IllegalStateException("the data segment of " + spec + " is no longer alive");
+        }
+        if (!data.isAccessibleBy(NOT_AN_OWNER)) {
+            throw new IllegalArgumentException("the data segment of " + spec + " belongs to a confined arena, but a consumer "
+                    + "may call the deleter, and so free the memory, on any thread; allocate it in a shared or global arena "
+                    + "(Arena.ofShared(), Arena.global()) or an automatic one");
         }
         long id = ExportRegistry.reserve();
         try {
@@ -148,7 +205,7 @@ public final class ExportOwner implements AutoCloseable {
         }
         long address;
         try {
-            address = ManagedTensorWriter.write(kind, spec, id);
+            address = ManagedTensorWriter.write(kind, spec, options, id);
         } catch (Throwable t) {
             ExportRegistry.cancel(id);
             release();

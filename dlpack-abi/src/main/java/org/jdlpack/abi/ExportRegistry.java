@@ -1,33 +1,45 @@
 package org.jdlpack.abi;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.internal.Counters;
 import org.jdlpack.abi.internal.LeakTracking;
+import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * The live exports, in a table of slots indexed by the id written into their {@code manager_ctx}.
  * The slot, not the struct, says what to free and whom to release: a consumer may scribble over
  * the struct, but not over this table.
  *
- * <p>An id is {@code generation << 28 | slot}. Each slot's state ({@code generation << 2 | phase})
- * moves FREE, RESERVED, LIVE, FREE, ..., and the generation grows on every reuse, so a second
- * deleter call for a struct whose slot was reused finds another generation and is refused. Removal
- * is one compare-and-set on that state: exactly one caller wins. Free slots form a lock-free stack
- * with a tagged head. Nothing is allocated per export (pages of 4096 slots are added as needed, up
- * to 2^28 live exports), which keeps the export hot path free of garbage.
+ * <p>An id is {@code generation << 28 | slot}, always positive. Each slot's state
+ * ({@code generation << 2 | phase}) moves FREE, RESERVED, LIVE, FREE, ..., and the generation
+ * grows on every reuse, wrapping from {@link #MAX_GENERATION} to 1 (never 0, so that no id is 0 or
+ * negative), so a second deleter call for a struct whose slot was reused finds another generation
+ * and is refused. Removal is one compare-and-set on that state: exactly one caller wins.
+ *
+ * <p>Free slots are kept on {@link ThreadStripes#COUNT} lock-free stacks, one per thread stripe,
+ * and a stripe takes never-used slots {@value #CHUNK} at a time: threads exporting at once touch
+ * different stack heads and different cache lines of the slot table. A freed slot goes to the
+ * stack of the thread that freed it; a stripe that runs dry takes another stripe's whole stack
+ * before it takes fresh slots, so a producer thread fed by a consumer thread does not grow the
+ * table. Nothing is allocated per export (pages of 4096 slots are added as needed, up to 2^28 live
+ * exports).
  */
 final class ExportRegistry {
 
     private static final int SLOT_BITS = 28;
     private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
+    /** The largest generation that keeps an id positive; the next one is 1. */
+    static final long MAX_GENERATION = (1L << (63 - SLOT_BITS)) - 1;
     private static final int PAGE_BITS = 12;
     private static final int PAGE_SIZE = 1 << PAGE_BITS;
     private static final int MAX_PAGES = 1 << (SLOT_BITS - PAGE_BITS);
+    /** Fresh slots a stripe claims at once: 64 slots span whole cache lines of every slot array. */
+    private static final int CHUNK = 64;
     private static final long FREE = 0;
     private static final long RESERVED = 1;
     private static final long LIVE = 2;
@@ -39,36 +51,72 @@ final class ExportRegistry {
         final long[] headerBytes = new long[PAGE_SIZE];
         final byte[] kinds = new byte[PAGE_SIZE];
         final AtomicLongArray states = new AtomicLongArray(PAGE_SIZE);
-        /** Free-stack links: the next free slot + 1, 0 at the bottom. */
-        final AtomicIntegerArray next = new AtomicIntegerArray(PAGE_SIZE);
+        /** Free-stack links: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
+        final int[] next = new int[PAGE_SIZE];
+    }
+
+    /**
+     * One stripe's stack of free slots: {@code tag << 32 | (slot + 1)}, 0 slot part when empty; the
+     * tag defeats ABA. Padded so that two heads never share a cache line.
+     */
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static final class FreeStack {
+        private static final VarHandle HEAD;
+
+        static {
+            try {
+                HEAD = MethodHandles.lookup().findVarHandle(FreeStack.class, "head", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        long p0, p1, p2, p3, p4, p5, p6;
+        volatile long head;
+        long q0, q1, q2, q3, q4, q5, q6;
+
+        long head() {
+            return head;
+        }
+
+        boolean replace(long expected, long next) {
+            return HEAD.compareAndSet(this, expected, next);
+        }
     }
 
     private static final AtomicReferenceArray<Page> PAGES = new AtomicReferenceArray<>(MAX_PAGES);
-    /** The next slot never used yet. */
+    /** The next slot never used yet; moves {@value #CHUNK} at a time. */
     private static final AtomicInteger FRESH = new AtomicInteger();
-    /** The free stack: {@code tag << 32 | (slot + 1)}, 0 when empty; the tag defeats ABA. */
-    private static final AtomicLong FREE_HEAD = new AtomicLong();
+    private static final FreeStack[] STACKS = new FreeStack[ThreadStripes.COUNT];
+
+    static {
+        for (int i = 0; i < STACKS.length; i++) {
+            STACKS[i] = new FreeStack();
+        }
+        try {
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("jdlpack-disarm-deleters").unstarted(ExportRegistry::disarmAll));
+        } catch (IllegalStateException shuttingDown) {
+            // First export during shutdown: nothing live yet to disarm.
+        }
+    }
 
     private ExportRegistry() {
     }
 
     /** Claims a slot for an export being built; its id goes into {@code manager_ctx}. */
     static long reserve() {
-        int slot = popFree();
+        FreeStack stack = STACKS[ThreadStripes.current()];
+        int slot = pop(stack);
         if (slot < 0) {
-            slot = FRESH.getAndIncrement();
-            if (slot >= MAX_PAGES * PAGE_SIZE) {
-                throw new IllegalStateException("more than 2^28 exports are live at once");
-            }
-            int pageIndex = slot >>> PAGE_BITS;
-            if (PAGES.get(pageIndex) == null) {
-                PAGES.compareAndSet(pageIndex, null, new Page());
-            }
+            slot = refill(stack);
         }
         Page page = PAGES.get(slot >>> PAGE_BITS);
         int i = slot & (PAGE_SIZE - 1);
         long generation = (page.states.get(i) >>> 2) + 1;
-        page.states.set(i, generation << 2 | RESERVED); // the slot is ours alone: it came off the stack or was fresh
+        if (generation > MAX_GENERATION) {
+            generation = 1; // wrap, skipping 0: an id must stay positive
+        }
+        page.states.set(i, generation << 2 | RESERVED); // the slot is ours alone: it came off a stack or was fresh
         return generation << SLOT_BITS | slot;
     }
 
@@ -93,12 +141,14 @@ final class ExportRegistry {
     static void cancel(long id) {
         int slot = (int) (id & SLOT_MASK);
         PAGES.get(slot >>> PAGE_BITS).states.set(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
-        pushFree(slot);
+        push(STACKS[ThreadStripes.current()], slot);
     }
 
     /**
-     * Removes the live export with this id if it is the struct at {@code address} of this kind;
-     * exactly one caller can succeed for each export.
+     * Removes the live export with this id if it is the struct at {@code address} of this kind, and
+     * hands its header to the {@link HeaderQuarantine}, which frees it later; exactly one caller can
+     * succeed for each export. Allocates nothing (it runs in deleter upcalls,
+     * possibly with the heap exhausted).
      *
      * @return its owner, or null for an unknown id, a mismatched address or kind, or a second call
      */
@@ -127,7 +177,8 @@ final class ExportRegistry {
         ExportOwner owner = page.owners[i];
         long headerBytes = page.headerBytes[i];
         page.owners[i] = null; // no longer keeps the owner reachable
-        pushFree((int) slot);
+        push(STACKS[ThreadStripes.current()], (int) slot);
+        HeaderQuarantine.retire(address, headerBytes);
         Counters.LIVE_EXPORTS.decrement();
         Counters.EXPORT_HEADER_BYTES.add(-headerBytes);
         if (LeakTracking.isEnabled()) {
@@ -136,31 +187,146 @@ final class ExportRegistry {
         return owner;
     }
 
-    private static int popFree() {
+    /**
+     * At JVM shutdown: takes every live export out of the table and sets its {@code deleter} to
+     * NULL. A deleter upcall after the JVM is gone (from a C atexit handler or a static destructor)
+     * aborts the process inside the JVM's upcall entry, before any Java code could intervene; the
+     * DLPack spec makes consumers check for a NULL deleter, so a consumer that frees at exit skips
+     * the call instead. The headers and the owners' memory are left to the process exit. A consumer
+     * that loaded the deleter before this ran can still call it: the call is then refused as not
+     * live, harmlessly, as long as the JVM still runs.
+     */
+    static void disarmAll() {
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = PAGES.get(slot >>> PAGE_BITS);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1; // skip the missing page
+                continue;
+            }
+            int i = slot & (PAGE_SIZE - 1);
+            long state = page.states.get(i);
+            // Winning the removal makes the header ours: no deleter call will quarantine or free it.
+            if ((state & 3) == LIVE && page.states.compareAndSet(i, state, state & ~3L | FREE)) {
+                ManagedTensorKind kind = ManagedTensorKind.values()[page.kinds[i]];
+                NativeMemory.writeLong(page.addresses[i] + kind.deleterOffset(), 0);
+            }
+        }
+    }
+
+    /** {@return the slot an id names} For tests. */
+    static int slotOf(long id) {
+        return (int) (id & SLOT_MASK);
+    }
+
+    /** {@return the generation an id carries} For tests. */
+    static long generationOf(long id) {
+        return id >>> SLOT_BITS;
+    }
+
+    /**
+     * Test seam: sets the generation of a free slot, so that a test can reach the wrap-around
+     * without 2^35 reuses.
+     *
+     * @throws IllegalStateException if the slot is not free
+     */
+    static void setFreeSlotGeneration(int slot, long generation) {
+        AtomicLongArray states = PAGES.get(slot >>> PAGE_BITS).states;
+        int i = slot & (PAGE_SIZE - 1);
+        long state = states.get(i);
+        if ((state & 3) != FREE || !states.compareAndSet(i, state, generation << 2 | FREE)) {
+            throw new IllegalStateException("slot " + slot + " is not free");
+        }
+    }
+
+    private static Page page(int slot) {
+        return PAGES.get(slot >>> PAGE_BITS);
+    }
+
+    private static int pop(FreeStack stack) {
         while (true) {
-            long head = FREE_HEAD.get();
+            long head = stack.head();
             int top = (int) head;
             if (top == 0) {
                 return -1;
             }
             int slot = top - 1;
-            int below = PAGES.get(slot >>> PAGE_BITS).next.get(slot & (PAGE_SIZE - 1));
+            int below = page(slot).next[slot & (PAGE_SIZE - 1)];
             long tag = (head >>> 32) + 1;
-            if (FREE_HEAD.compareAndSet(head, tag << 32 | (below & 0xFFFF_FFFFL))) {
+            if (stack.replace(head, tag << 32 | (below & 0xFFFF_FFFFL))) {
                 return slot;
             }
         }
     }
 
-    private static void pushFree(int slot) {
-        AtomicIntegerArray next = PAGES.get(slot >>> PAGE_BITS).next;
+    private static void push(FreeStack stack, int slot) {
+        pushChain(stack, slot, slot);
+    }
+
+    /** Pushes the chain top..bottom (already linked through {@code next}) onto a stack. */
+    private static void pushChain(FreeStack stack, int top, int bottom) {
+        int[] next = page(bottom).next;
         while (true) {
-            long head = FREE_HEAD.get();
-            next.set(slot & (PAGE_SIZE - 1), (int) head);
+            long head = stack.head();
+            next[bottom & (PAGE_SIZE - 1)] = (int) head;
             long tag = (head >>> 32) + 1;
-            if (FREE_HEAD.compareAndSet(head, tag << 32 | (slot + 1))) {
+            if (stack.replace(head, tag << 32 | (top + 1))) {
                 return;
             }
         }
+    }
+
+    /** Takes the whole stack, or returns -1 when it is empty; the caller owns the detached chain. */
+    private static int takeAll(FreeStack stack) {
+        while (true) {
+            long head = stack.head();
+            int top = (int) head;
+            if (top == 0) {
+                return -1;
+            }
+            long tag = (head >>> 32) + 1;
+            if (stack.replace(head, tag << 32)) {
+                return top - 1;
+            }
+        }
+    }
+
+    /**
+     * For a stripe whose stack is empty: takes another stripe's whole stack, or else claims
+     * {@value #CHUNK} fresh slots; returns one slot and pushes the rest onto {@code own}.
+     */
+    private static int refill(FreeStack own) {
+        for (FreeStack other : STACKS) {
+            if (other == own) {
+                continue;
+            }
+            int top = takeAll(other);
+            if (top >= 0) {
+                int rest = page(top).next[top & (PAGE_SIZE - 1)] - 1;
+                if (rest >= 0) {
+                    int bottom = rest;
+                    for (int below; (below = page(bottom).next[bottom & (PAGE_SIZE - 1)] - 1) >= 0; ) {
+                        bottom = below;
+                    }
+                    pushChain(own, rest, bottom);
+                }
+                return top;
+            }
+        }
+        int first = FRESH.getAndAdd(CHUNK);
+        if (first < 0 || first > MAX_PAGES * PAGE_SIZE - CHUNK) {
+            FRESH.getAndAdd(-CHUNK);
+            throw new IllegalStateException("more than 2^28 exports are live at once");
+        }
+        int pageIndex = first >>> PAGE_BITS;
+        if (PAGES.get(pageIndex) == null) {
+            PAGES.compareAndSet(pageIndex, null, new Page());
+        }
+        int[] next = PAGES.get(pageIndex).next;
+        for (int slot = first + 1; slot < first + CHUNK - 1; slot++) {
+            next[slot & (PAGE_SIZE - 1)] = slot + 2; // links slot to slot + 1
+        }
+        pushChain(own, first + 1, first + CHUNK - 1);
+        return first;
     }
 }

@@ -27,8 +27,20 @@ final class ManagedTensorWriter {
         return kind.structSize() + 16L * ndim;
     }
 
+    /**
+     * Whether {@code data} on this device is a pointer that {@code byte_offset} can be added to.
+     * Handle-based memory (OpenCL cl_mem, Vulkan, Metal, WebGPU) cannot, and device types whose
+     * {@code data} we cannot interpret keep the spec's fields as given.
+     */
+    static boolean isPointerAddressable(DLDevice device) {
+        return switch (device.deviceType()) {
+            case 1, 2, 3, 10, 11, 13, 14 -> true; // CPU, CUDA, CUDA host, ROCm, ROCm host, CUDA managed, oneAPI (USM)
+            default -> false;
+        };
+    }
+
     /** Allocates and fills the header; the caller owns the returned address. */
-    static long write(ManagedTensorKind kind, TensorSpec spec, long managerCtx) {
+    static long write(ManagedTensorKind kind, TensorSpec spec, ExportOptions options, long managerCtx) {
         int ndim = spec.ndim();
         long size = headerBytes(kind, ndim);
         long address = NativeMemory.malloc(size);
@@ -39,13 +51,22 @@ final class ManagedTensorWriter {
         if (kind == ManagedTensorKind.VERSIONED) {
             header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR, (int) DLPackVersion.CURRENT.major());
             header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR, (int) DLPackVersion.CURRENT.minor());
-            header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, spec.flags());
+            long flags = options.readOnly() ? spec.flags() | DLTensorFlag.READ_ONLY.mask() : spec.flags();
+            header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, flags);
         }
         header.set(JAVA_LONG, kind.managerCtxOffset(), managerCtx);
         header.set(JAVA_LONG, kind.deleterOffset(), DeleterUpcalls.stubAddress(kind));
 
+        // Fold byte_offset into data where data is a pointer: consumers that ignore byte_offset
+        // (PyTorch up to 2.9, cuVS-java, cuda.core) then read the right elements.
+        long data = spec.data().address();
+        long byteOffset = spec.byteOffset();
+        if (!options.verbatimByteOffset() && isPointerAddressable(spec.device())) {
+            data += byteOffset;
+            byteOffset = 0;
+        }
         long t = kind.dlTensorOffset();
-        header.set(JAVA_LONG, t + DLTensorLayout.DATA, spec.data().address());
+        header.set(JAVA_LONG, t + DLTensorLayout.DATA, data);
         header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE, spec.device().deviceType());
         header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID, spec.device().deviceId());
         header.set(JAVA_INT, t + DLTensorLayout.NDIM, ndim);
@@ -55,7 +76,7 @@ final class ManagedTensorWriter {
         // Always non-NULL, even for ndim 0: consumers that dereference without checking ndim stay safe.
         header.set(JAVA_LONG, t + DLTensorLayout.SHAPE, address + shapeAt);
         header.set(JAVA_LONG, t + DLTensorLayout.STRIDES, address + stridesAt);
-        header.set(JAVA_LONG, t + DLTensorLayout.BYTE_OFFSET, spec.byteOffset());
+        header.set(JAVA_LONG, t + DLTensorLayout.BYTE_OFFSET, byteOffset);
 
         MemorySegment.copy(spec.shapeArray(), 0, header, JAVA_LONG, shapeAt, ndim);
         MemorySegment.copy(spec.stridesArray(), 0, header, JAVA_LONG, stridesAt, ndim);

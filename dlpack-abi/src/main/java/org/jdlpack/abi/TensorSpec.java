@@ -128,7 +128,9 @@ public final class TensorSpec {
 
         /**
          * Sets the offset of element 0 from the start of {@code data}, in bytes; it need not be
-         * aligned.
+         * aligned. Where {@code data} is a pointer (CPU, CUDA, ROCm, ...), exports write it folded
+         * into {@code data}, with {@code byte_offset} 0, unless
+         * {@link ExportOptions#withVerbatimByteOffset(boolean)} says otherwise.
          *
          * @param newByteOffset the offset, not negative
          * @return this builder

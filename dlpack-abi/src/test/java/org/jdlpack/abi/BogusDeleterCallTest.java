@@ -27,7 +27,7 @@ class BogusDeleterCallTest {
             for (ManagedTensorKind kind : ManagedTensorKind.values()) {
                 boolean legacy = kind == ManagedTensorKind.LEGACY;
                 ExportOwner owner = ExportOwner.of(released::incrementAndGet);
-                MemorySegment ours = owner.export(kind, TensorSpec.of(arena.allocate(8), DLDataType.INT32, 2)).consume();
+                MemorySegment ours = owner.export(TensorSpec.of(arena.allocate(8), DLDataType.INT32, 2), ExportOptions.of(kind)).consume();
                 owner.close();
 
                 PEER.callDeleterOf(ours, legacy, MemorySegment.NULL);

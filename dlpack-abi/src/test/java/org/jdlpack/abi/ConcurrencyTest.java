@@ -60,11 +60,11 @@ class ConcurrencyTest {
                     for (int round = 0; round < ROUNDS; round++) {
                         switch ((round + me) % 6) {
                             case 0 -> { // export of shared memory, deleted on a native thread while others export
-                                MemorySegment pointer = shared.exportVersioned(spec).consume();
+                                MemorySegment pointer = shared.export(spec).consume();
                                 PEER.join(PEER.deleteAsync(pointer, false));
                             }
                             case 1 -> { // our own export imported back, read, closed
-                                try (ImportedTensor tensor = shared.exportLegacy(spec).importTensor()) {
+                                try (ImportedTensor tensor = shared.export(spec, ExportOptions.LEGACY).importTensor()) {
                                     tensor.hostSegment().get(JAVA_FLOAT_UNALIGNED, 4 * 63);
                                 }
                             }
@@ -119,7 +119,7 @@ class ConcurrencyTest {
                             default -> { // an owner closed by Java while a native thread deletes its export
                                 ownersMade.incrementAndGet();
                                 ExportOwner owner = ExportOwner.of(ownerReleases::incrementAndGet);
-                                MemorySegment pointer = owner.exportVersioned(spec).consume();
+                                MemorySegment pointer = owner.export(spec).consume();
                                 long thread = PEER.deleteAsync(pointer, false);
                                 owner.close();
                                 PEER.join(thread);

@@ -45,7 +45,7 @@ class ExportTest {
             released.incrementAndGet();
             arena.close();
         });
-        MemorySegment pointer = owner.export(kind, TensorSpec.of(data, DLDataType.FLOAT32, 2, 3)).consume();
+        MemorySegment pointer = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3), ExportOptions.of(kind)).consume();
 
         assertThat(PEER.sumF32(pointer, legacy)).isEqualTo(21.0);
         assertThat(PEER.field(pointer, legacy, 3)).as("ndim").isEqualTo(2);
@@ -89,20 +89,81 @@ class ExportTest {
             ExportOwner owner = ExportOwner.of(() -> { });
             // Every other column of a 2x6 matrix that starts one float in: elements 2,4,6 and 8,10,12.
             TensorSpec strided = TensorSpec.builder(data, DLDataType.FLOAT32, 2, 3).strides(6, 2).byteOffset(4).build();
-            MemorySegment p = owner.export(kind, strided).consume();
+            MemorySegment p = owner.export(strided, ExportOptions.of(kind)).consume();
             assertThat(PEER.sumF32(p, legacy)).isEqualTo(2 + 4 + 6 + 8 + 10 + 12);
-            assertThat(PEER.field(p, legacy, 9)).as("byte_offset").isEqualTo(4);
+            assertThat(PEER.field(p, legacy, 9)).as("byte_offset, folded into data").isZero();
+            assertThat(PEER.field(p, legacy, 10)).as("data, at element 0").isEqualTo(data.address() + 4);
             PEER.delete(p, legacy);
+
+            // The same with byte_offset written verbatim: data at the base, the C side adds the offset.
+            MemorySegment v = owner.export(strided, ExportOptions.of(kind).withVerbatimByteOffset(true)).consume();
+            assertThat(PEER.sumF32(v, legacy)).isEqualTo(2 + 4 + 6 + 8 + 10 + 12);
+            assertThat(PEER.field(v, legacy, 9)).as("byte_offset, verbatim").isEqualTo(4);
+            assertThat(PEER.field(v, legacy, 10)).as("data, verbatim").isEqualTo(data.address());
+            PEER.delete(v, legacy);
 
             // Reversed: element 0 is the last float, stride -1.
             TensorSpec reversed = TensorSpec.builder(data, DLDataType.FLOAT32, 12).strides(-1).byteOffset(44).build();
-            MemorySegment r = owner.export(kind, reversed).consume();
+            MemorySegment r = owner.export(reversed, ExportOptions.of(kind)).consume();
             PEER.fillF32(r, legacy, 0, 1);
             assertThat(data.getAtIndex(JAVA_FLOAT, 11)).isEqualTo(0f);
             assertThat(data.getAtIndex(JAVA_FLOAT, 0)).isEqualTo(11f);
             PEER.delete(r, legacy);
             owner.close();
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ManagedTensorKind.class)
+    void byteOffsetIsFoldedIntoDataForPointersAndKeptForHandlesOrWhenAskedVerbatim(ManagedTensorKind kind) {
+        boolean legacy = kind == ManagedTensorKind.LEGACY;
+        Set<DLDeviceType> pointers = Set.of(DLDeviceType.CPU, DLDeviceType.CUDA, DLDeviceType.CUDA_HOST, DLDeviceType.CUDA_MANAGED,
+                DLDeviceType.ROCM, DLDeviceType.ROCM_HOST, DLDeviceType.ONE_API);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = floats(arena, 16);
+            ExportOwner owner = ExportOwner.of(() -> { });
+            for (DLDeviceType type : DLDeviceType.values()) {
+                TensorSpec spec = TensorSpec.builder(data, DLDataType.FLOAT32, 4).device(DLDevice.of(type, 0)).capacity(64)
+                        .byteOffset(32).build();
+                MemorySegment p = owner.exportPointer(spec, ExportOptions.of(kind));
+                if (pointers.contains(type)) {
+                    assertThat(PEER.field(p, legacy, 10)).as("%s data, folded", type).isEqualTo(data.address() + 32);
+                    assertThat(PEER.field(p, legacy, 9)).as("%s byte_offset, folded", type).isZero();
+                } else {
+                    // OpenCL cl_mem, Vulkan, Metal, WebGPU handles (and devices we cannot interpret): no pointer arithmetic.
+                    assertThat(PEER.field(p, legacy, 10)).as("%s data, a handle", type).isEqualTo(data.address());
+                    assertThat(PEER.field(p, legacy, 9)).as("%s byte_offset, kept", type).isEqualTo(32);
+                }
+                PEER.delete(p, legacy);
+
+                MemorySegment v = owner.exportPointer(spec, ExportOptions.of(kind).withVerbatimByteOffset(true));
+                assertThat(PEER.field(v, legacy, 10)).as("%s data, verbatim", type).isEqualTo(data.address());
+                assertThat(PEER.field(v, legacy, 9)).as("%s byte_offset, verbatim", type).isEqualTo(32);
+                PEER.delete(v, legacy);
+            }
+            // The folded CPU export reads the same elements as the verbatim one: 9..12.
+            TensorSpec cpu = TensorSpec.builder(data, DLDataType.FLOAT32, 4).byteOffset(32).build();
+            MemorySegment folded = owner.exportPointer(cpu, ExportOptions.of(kind));
+            assertThat(PEER.sumF32(folded, legacy)).isEqualTo(9 + 10 + 11 + 12);
+            PEER.delete(folded, legacy);
+            owner.close();
+        }
+    }
+
+    @Test
+    void theReadOnlyOptionMarksAVersionedExportAndCannotBeAskedOfALegacyOne() {
+        try (Arena arena = Arena.ofShared()) {
+            ExportOwner owner = ExportOwner.of(() -> { });
+            MemorySegment p = owner.exportPointer(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6),
+                    ExportOptions.VERSIONED.withReadOnly(true));
+            assertThat(PEER.field(p, false, 2)).as("flags").isEqualTo(DLTensorFlag.READ_ONLY.mask());
+            PEER.delete(p, false);
+            owner.close();
+        }
+        assertThatThrownBy(() -> ExportOptions.LEGACY.withReadOnly(true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("legacy DLManagedTensor cannot be marked read-only");
+        assertThat(ExportOptions.of(ManagedTensorKind.LEGACY)).isEqualTo(ExportOptions.LEGACY);
+        assertThat(ExportOptions.VERSIONED.withKind(ManagedTensorKind.LEGACY)).isEqualTo(ExportOptions.LEGACY);
     }
 
     @ParameterizedTest
@@ -117,7 +178,7 @@ class ExportTest {
             for (int i = 0; i < n; i++) {
                 int index = i;
                 ExportOwner owner = ExportOwner.of(() -> releases.incrementAndGet(index));
-                MemorySegment pointer = owner.export(kind, spec).consume();
+                MemorySegment pointer = owner.export(spec, ExportOptions.of(kind)).consume();
                 owner.close(); // the consumer now holds the last reference
                 if (i % 100 == 0) {
                     assertThat(PEER.sumF32(pointer, legacy)).isEqualTo(21.0);
@@ -146,7 +207,7 @@ class ExportTest {
                     releases.incrementAndGet(index);
                     releasingThreads.add(Thread.currentThread());
                 });
-                pointers.add(owner.export(kind, spec).consume());
+                pointers.add(owner.export(spec, ExportOptions.of(kind)).consume());
                 owner.close();
             }
             assertThat(DLPackStats.liveExports()).isEqualTo(n);
@@ -167,7 +228,7 @@ class ExportTest {
         AtomicInteger released = new AtomicInteger();
         try (Arena arena = Arena.ofShared()) {
             ExportOwner owner = ExportOwner.of(released::incrementAndGet);
-            ManagedTensorHandle handle = owner.exportVersioned(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6));
+            ManagedTensorHandle handle = owner.export(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6));
             owner.close();
             assertThat(released).hasValue(0);
             handle.close();
@@ -182,7 +243,7 @@ class ExportTest {
         try (Arena arena = Arena.ofShared()) {
             MemorySegment data = floats(arena, 6);
             ExportOwner owner = ExportOwner.of(() -> { });
-            try (ImportedTensor tensor = owner.exportVersioned(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3)).importTensor()) {
+            try (ImportedTensor tensor = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3)).importTensor()) {
                 assertThat(tensor.version()).contains(DLPackVersion.CURRENT);
                 assertThat(tensor.hostSegment().address()).isEqualTo(data.address());
                 assertThat(tensor.shape()).containsExactly(2, 3);
@@ -210,13 +271,13 @@ class ExportTest {
             TensorSpec readOnly = TensorSpec.of(data.asReadOnly(), DLDataType.FLOAT32, 6);
             assertThat(DLTensorFlag.READ_ONLY.isSet(readOnly.flags())).isTrue();
             ExportOwner owner = ExportOwner.of(() -> { });
-            assertThatThrownBy(() -> owner.exportLegacy(readOnly))
+            assertThatThrownBy(() -> owner.export(readOnly, ExportOptions.LEGACY))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("legacy");
-            MemorySegment p = owner.exportVersioned(readOnly).consume();
+            MemorySegment p = owner.export(readOnly).consume();
             assertThat(PEER.field(p, false, 2)).as("flags").isEqualTo(DLTensorFlag.READ_ONLY.mask());
             PEER.delete(p, false);
             owner.close();
-            assertThatThrownBy(() -> owner.exportVersioned(readOnly))
+            assertThatThrownBy(() -> owner.export(readOnly))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
             assertThatThrownBy(owner::close).isInstanceOf(IllegalStateException.class);
         }
@@ -229,7 +290,7 @@ class ExportTest {
             ExportOwner owner = ExportOwner.of(() -> {
                 throw new IllegalStateException("release action failed on purpose");
             });
-            MemorySegment p = owner.exportVersioned(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6)).consume();
+            MemorySegment p = owner.export(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6)).consume();
             owner.close();
             PEER.deleteOnNewThread(p, false);
         }
@@ -252,7 +313,7 @@ class ExportTest {
                     }
                     released.incrementAndGet();
                 });
-                pointers.add(owner.exportVersioned(spec).consume());
+                pointers.add(owner.export(spec).consume());
                 owner.close();
             }
             PEER.deleteOnThreads(pointers, false, 8);
@@ -268,7 +329,7 @@ class ExportTest {
         long ownedBefore = DLPackStats.ownedManagedTensors();
         try (Arena arena = Arena.ofShared()) {
             ExportOwner owner = ExportOwner.of(released::incrementAndGet);
-            MemorySegment pointer = owner.exportPointer(kind, TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 2, 3));
+            MemorySegment pointer = owner.exportPointer(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 2, 3), ExportOptions.of(kind));
             assertThat(DLPackStats.ownedManagedTensors()).as("no handle owns it").isEqualTo(ownedBefore);
             assertThat(DLPackStats.liveExports()).isEqualTo(1);
             assertThat(PEER.sumF32(pointer, legacy)).isEqualTo(21.0);

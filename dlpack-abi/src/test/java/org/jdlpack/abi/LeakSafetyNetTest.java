@@ -62,7 +62,7 @@ class LeakSafetyNetTest {
         long leaksBefore = DLPackStats.leaksReported();
         try (Arena arena = Arena.ofShared()) {
             ExportOwner owner = ExportOwner.of(() -> { });
-            owner.exportVersioned(TensorSpec.of(arena.allocate(8), DLDataType.FLOAT32, 2));
+            owner.export(TensorSpec.of(arena.allocate(8), DLDataType.FLOAT32, 2));
             owner.close();
             gcUntil(() -> owner.isReleased() && DLPackStats.leaksReported() > leaksBefore);
         }

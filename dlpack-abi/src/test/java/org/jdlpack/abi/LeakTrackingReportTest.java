@@ -47,7 +47,7 @@ class LeakTrackingReportTest {
     }
 
     private static ManagedTensorHandle keepAnExportAlive(ExportOwner owner, Arena arena) {
-        return owner.exportVersioned(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4));
+        return owner.export(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4));
     }
 
     @Test

@@ -22,7 +22,7 @@ class NativeAccessMessageTest {
     public static void main(String[] args) {
         try (Arena arena = Arena.ofShared()) {
             ExportOwner owner = ExportOwner.of(() -> { });
-            owner.exportVersioned(TensorSpec.of(arena.allocate(4), DLDataType.FLOAT32, 1)).close();
+            owner.export(TensorSpec.of(arena.allocate(4), DLDataType.FLOAT32, 1)).close();
             owner.close();
             System.out.println("EXPORTED");
         } catch (Throwable t) {

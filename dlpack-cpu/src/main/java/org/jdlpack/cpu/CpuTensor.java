@@ -7,6 +7,7 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorGeometry;
@@ -195,7 +196,7 @@ public final class CpuTensor implements AutoCloseable {
      * @throws IllegalStateException if the memory was already released
      */
     public ManagedTensorHandle exportVersioned() {
-        return owner.exportVersioned(spec);
+        return owner.export(spec);
     }
 
     /**
@@ -207,7 +208,7 @@ public final class CpuTensor implements AutoCloseable {
      * @throws IllegalStateException    if the memory was already released
      */
     public ManagedTensorHandle exportLegacy() {
-        return owner.exportLegacy(spec);
+        return owner.export(spec, ExportOptions.LEGACY);
     }
 
     /**
@@ -234,7 +235,7 @@ public final class CpuTensor implements AutoCloseable {
         CpuTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
         try {
             host.copyTo(copy.host);
-            return copy.owner.export(kind, copy.spec);
+            return copy.owner.export(copy.spec, ExportOptions.of(kind));
         } finally {
             copy.close(); // the export now holds the only reference
         }

@@ -10,6 +10,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
@@ -242,7 +243,7 @@ public final class CudaMemory implements AutoCloseable {
         if (strides != null) {
             builder.strides(strides);
         }
-        return owner.export(structKind, builder.build());
+        return owner.export(builder.build(), ExportOptions.of(structKind));
     }
 
     /**

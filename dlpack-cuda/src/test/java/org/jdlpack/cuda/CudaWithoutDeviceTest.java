@@ -75,8 +75,9 @@ class CudaWithoutDeviceTest {
         boolean legacy = kind == ManagedTensorKind.LEGACY;
         assertThat(peer.field(pointer, legacy, 4)).as("device_type").isEqualTo(DLDeviceType.CUDA.code());
         assertThat(peer.field(pointer, legacy, 5)).as("device_id").isEqualTo(3);
-        assertThat(peer.field(pointer, legacy, 10)).as("data").isEqualTo(0x7f00_0000_0000L);
-        assertThat(peer.field(pointer, legacy, 9)).as("byte_offset").isEqualTo(256);
+        // Device pointers are pointers: byte_offset is folded into data, as PyTorch and CuPy write it.
+        assertThat(peer.field(pointer, legacy, 10)).as("data").isEqualTo(0x7f00_0000_0000L + 256);
+        assertThat(peer.field(pointer, legacy, 9)).as("byte_offset").isZero();
         assertThat(released).hasValue(0);
         peer.deleteOnNewThread(pointer, legacy);
         assertThat(released).hasValue(1);
@@ -99,14 +100,14 @@ class CudaWithoutDeviceTest {
     @Test
     void importValidationNamesTheProblemBeforeAnyCopy() {
         ExportOwner owner = ExportOwner.of(() -> { });
-        try (var arena = java.lang.foreign.Arena.ofConfined()) {
-            try (ImportedTensor cpu = owner.exportVersioned(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4)).importTensor()) {
+        try (var arena = java.lang.foreign.Arena.ofShared()) {
+            try (ImportedTensor cpu = owner.export(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4)).importTensor()) {
                 assertThatThrownBy(() -> CudaTensor.of(cpu)).isInstanceOf(UnsupportedDeviceException.class)
                         .hasMessageContaining("not a CUDA tensor: CPU:0");
             }
             TensorSpec onGpu = TensorSpec.builder(MemorySegment.ofAddress(0x7f00_0000_0000L), DLDataType.FLOAT32, 4)
                     .device(DLDevice.of(DLDeviceType.CUDA, 0)).build();
-            try (ImportedTensor gpu = owner.exportVersioned(onGpu).importTensor()) {
+            try (ImportedTensor gpu = owner.export(onGpu).importTensor()) {
                 if (CudaRuntime.hasDevice()) {
                     assertThatThrownBy(() -> CudaTensor.of(gpu)).isInstanceOf(RuntimeException.class);
                 } else {

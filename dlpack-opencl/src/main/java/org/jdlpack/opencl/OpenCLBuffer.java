@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorGeometry;
@@ -154,7 +155,7 @@ public final class OpenCLBuffer implements AutoCloseable {
         retain();
         ExportOwner owner = ExportOwner.of(this, this::release);
         try {
-            return owner.export(kind, spec);
+            return owner.export(spec, ExportOptions.of(kind));
         } finally {
             owner.close(); // the export holds the only reference to this owner
         }

@@ -175,7 +175,7 @@ class OpenCLTest {
         try {
             TensorSpec spec = TensorSpec.builder(MemorySegment.ofAddress(handle), DLDataType.FLOAT32, shape)
                     .byteOffset(byteOffset).device(context.device().dlDevice()).build();
-            return owner.exportVersioned(spec).importTensor();
+            return owner.export(spec).importTensor();
         } finally {
             owner.close();
         }

@@ -64,7 +64,7 @@ public final class QuickStart {
             releasedOn.set(Thread.currentThread().toString());
             arena.close();
         });
-        ManagedTensorHandle handle = owner.exportVersioned(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3));
+        ManagedTensorHandle handle = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3));
         MemorySegment managed = handle.consume(); // from here on, C owns this DLManagedTensorVersioned*
         out.println("2. Exported as DLManagedTensorVersioned* 0x" + Long.toHexString(managed.address())
                 + "; C reads data pointer 0x" + Long.toHexString(peer.field(managed, false, 10))

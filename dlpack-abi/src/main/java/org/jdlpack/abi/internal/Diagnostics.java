@@ -9,9 +9,16 @@ import java.lang.System.Logger.Level;
  */
 public final class Diagnostics {
 
-    private static final Logger LOGGER = System.getLogger("org.jdlpack");
+    private static volatile Logger logger = System.getLogger("org.jdlpack");
 
     private Diagnostics() {
+    }
+
+    /** Test seam: routes reports to {@code replacement}; returns the logger used until now. */
+    static Logger replaceLogger(Logger replacement) {
+        Logger previous = logger;
+        logger = replacement;
+        return previous;
     }
 
     /**
@@ -25,9 +32,9 @@ public final class Diagnostics {
     public static void report(Level level, String message, Throwable thrown) {
         try {
             if (thrown == null) {
-                LOGGER.log(level, message);
+                logger.log(level, message);
             } else {
-                LOGGER.log(level, message, thrown);
+                logger.log(level, message, thrown);
             }
         } catch (Throwable ignored) {
             // Nothing is left to report to.

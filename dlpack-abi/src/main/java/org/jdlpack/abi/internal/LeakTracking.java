@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +25,12 @@ public final class LeakTracking {
     public static final String PROPERTY = "org.jdlpack.leakTracking";
 
     private static final boolean RECORD_SITES = Boolean.getBoolean(PROPERTY);
+
+    /** Leaks logged one by one before the log is thinned out to powers of two. */
+    public static final int REPORTED_IN_FULL = 16;
+
+    /** Numbers the leaks for the rate limit; leaks are rare, so one atomic is cheap enough. */
+    private static final AtomicLong LEAK_NUMBER = new AtomicLong();
 
     private static final Cleaner CLEANER = Cleaner.create(runnable -> {
         Thread thread = new Thread(runnable, "jdlpack-cleaner");
@@ -103,13 +110,24 @@ public final class LeakTracking {
     /**
      * Counts and logs a leak: a managed tensor that became unreachable while still owned.
      *
+     * <p>The count is exact; the log is rate-limited so that a program leaking in a loop cannot
+     * flood it (one million forgotten handles once wrote 289 MB): the first
+     * {@value #REPORTED_IN_FULL} leaks are logged one by one, after that only the leaks whose
+     * number is a power of two, each saying how many there were so far. The limit counts leaks,
+     * not time, so it behaves the same on any machine.
+     *
      * @param what         what was leaked
      * @param creationSite where it was created, or null when tracking was off
      */
     public static void reportLeak(String what, Throwable creationSite) {
-        String hint = creationSite != null ? "" : " (run with -D" + PROPERTY + "=true to record where it was created)";
-        Diagnostics.report(Level.WARNING, "LEAK: " + what + " was never closed; the Cleaner released it after garbage collection" + hint,
-                creationSite);
+        long number = LEAK_NUMBER.incrementAndGet();
+        if (number <= REPORTED_IN_FULL || Long.bitCount(number) == 1) {
+            String hint = creationSite != null ? "" : " (run with -D" + PROPERTY + "=true to record where it was created)";
+            String more = number <= REPORTED_IN_FULL ? "" : " [leak number " + number + "; after the first " + REPORTED_IN_FULL
+                    + " only leak numbers that are powers of two are logged; DLPackStats.leaksReported() counts all]";
+            Diagnostics.report(Level.WARNING, "LEAK: " + what + " was never closed; the Cleaner released it after garbage collection"
+                    + hint + more, creationSite);
+        }
         Counters.LEAKS.increment(); // after the report, so that whoever waits on the count also finds the report
     }
 }

@@ -1,7 +1,7 @@
 package org.jdlpack.abi.internal;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -22,15 +22,20 @@ public final class NativeMemory {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
+    /** All of the address space, for reads at raw addresses without a segment per read. */
+    private static final MemorySegment EVERYTHING;
 
     static {
         NativeAccess.warnIfDisabled(NativeMemory.class);
         try {
-            // critical: malloc and free never call back into Java and return quickly.
+            // critical: malloc and free never call back into Java and return quickly. Pointers are
+            // declared as 64-bit integers (the same register on every LP64 ABI): no segment is
+            // boxed per call, so free() allocates nothing even in a deleter with the heap exhausted.
             MALLOC = LINKER.downcallHandle(LINKER.defaultLookup().find("malloc").orElseThrow(),
-                    FunctionDescriptor.of(ADDRESS, JAVA_LONG), Linker.Option.critical(false));
+                    FunctionDescriptor.of(JAVA_LONG, JAVA_LONG), Linker.Option.critical(false));
             FREE = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
-                    FunctionDescriptor.ofVoid(ADDRESS), Linker.Option.critical(false));
+                    FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
+            EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(NativeMemory.class, e);
         }
@@ -49,6 +54,28 @@ public final class NativeMemory {
      */
     public static MemorySegment at(long address, long size) {
         return MemorySegment.ofAddress(address).reinterpret(size);
+    }
+
+    /**
+     * Reads a native-order 64-bit value at a raw address, allocating nothing; the caller vouches
+     * that the 8 bytes exist.
+     *
+     * @param address the address of the value, any alignment
+     * @return the value
+     */
+    public static long readLong(long address) {
+        return EVERYTHING.get(JAVA_LONG_UNALIGNED, address);
+    }
+
+    /**
+     * Writes a native-order 64-bit value at a raw address, allocating nothing; the caller vouches
+     * that the 8 bytes exist and are its to write.
+     *
+     * @param address the address of the value, any alignment
+     * @param value   the value
+     */
+    public static void writeLong(long address, long value) {
+        EVERYTHING.set(JAVA_LONG_UNALIGNED, address, value);
     }
 
     /**
@@ -75,7 +102,7 @@ public final class NativeMemory {
     public static long malloc(long size) {
         long address;
         try {
-            address = ((MemorySegment) MALLOC.invokeExact(size)).address();
+            address = (long) MALLOC.invokeExact(size);
         } catch (Throwable t) {
             throw new AssertionError("malloc downcall failed", t);
         }
@@ -93,7 +120,7 @@ public final class NativeMemory {
      */
     public static void free(long address) {
         try {
-            FREE.invokeExact(MemorySegment.ofAddress(address));
+            FREE.invokeExact(address);
         } catch (Throwable t) {
             throw new AssertionError("free downcall failed", t);
         }
