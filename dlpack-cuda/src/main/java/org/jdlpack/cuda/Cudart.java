@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jdlpack.abi.internal.Downcalls;
 import org.jdlpack.abi.internal.NativeAccess;
 
 /**
@@ -121,34 +122,31 @@ final class Cudart {
         }
     }
 
-    static final MethodHandle RUNTIME_GET_VERSION = bind("cudaRuntimeGetVersion", ADDRESS);
-    static final MethodHandle DRIVER_GET_VERSION = bind("cudaDriverGetVersion", ADDRESS);
-    static final MethodHandle GET_DEVICE_COUNT = bind("cudaGetDeviceCount", ADDRESS);
-    static final MethodHandle GET_DEVICE_PROPERTIES = bind("cudaGetDeviceProperties", ADDRESS, JAVA_INT);
-    static final MethodHandle SET_DEVICE = bind("cudaSetDevice", JAVA_INT);
-    static final MethodHandle GET_DEVICE = bind("cudaGetDevice", ADDRESS);
-    static final MethodHandle MALLOC = bind("cudaMalloc", ADDRESS, JAVA_LONG);
-    static final MethodHandle FREE = bind("cudaFree", ADDRESS);
-    static final MethodHandle MALLOC_HOST = bind("cudaMallocHost", ADDRESS, JAVA_LONG);
-    static final MethodHandle FREE_HOST = bind("cudaFreeHost", ADDRESS);
-    static final MethodHandle MALLOC_MANAGED = bind("cudaMallocManaged", ADDRESS, JAVA_LONG, JAVA_INT);
-    static final MethodHandle MEMCPY = bind("cudaMemcpy", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT);
-    static final MethodHandle MEMCPY_ASYNC = bind("cudaMemcpyAsync", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS);
-    static final MethodHandle MEMCPY_2D = bind("cudaMemcpy2D", ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT);
-    static final MethodHandle MEMCPY_2D_ASYNC = bind("cudaMemcpy2DAsync",
+    private static final MethodHandle RUNTIME_GET_VERSION = bind("cudaRuntimeGetVersion", ADDRESS);
+    private static final MethodHandle DRIVER_GET_VERSION = bind("cudaDriverGetVersion", ADDRESS);
+    private static final MethodHandle GET_DEVICE_COUNT = bind("cudaGetDeviceCount", ADDRESS);
+    private static final MethodHandle GET_DEVICE_PROPERTIES = bind("cudaGetDeviceProperties", ADDRESS, JAVA_INT);
+    private static final MethodHandle SET_DEVICE = bind("cudaSetDevice", JAVA_INT);
+    private static final MethodHandle GET_DEVICE = bind("cudaGetDevice", ADDRESS);
+    private static final MethodHandle MALLOC = bind("cudaMalloc", ADDRESS, JAVA_LONG);
+    private static final MethodHandle FREE = bind("cudaFree", ADDRESS);
+    private static final MethodHandle MALLOC_HOST = bind("cudaMallocHost", ADDRESS, JAVA_LONG);
+    private static final MethodHandle FREE_HOST = bind("cudaFreeHost", ADDRESS);
+    private static final MethodHandle MALLOC_MANAGED = bind("cudaMallocManaged", ADDRESS, JAVA_LONG, JAVA_INT);
+    private static final MethodHandle MEMCPY = bind("cudaMemcpy", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT);
+    private static final MethodHandle MEMCPY_ASYNC = bind("cudaMemcpyAsync", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS);
+    private static final MethodHandle MEMCPY_2D_ASYNC = bind("cudaMemcpy2DAsync",
             ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS);
-    static final MethodHandle STREAM_CREATE = bind("cudaStreamCreate", ADDRESS);
-    static final MethodHandle STREAM_DESTROY = bind("cudaStreamDestroy", ADDRESS);
-    static final MethodHandle STREAM_SYNCHRONIZE = bind("cudaStreamSynchronize", ADDRESS);
-    static final MethodHandle STREAM_WAIT_EVENT = bind("cudaStreamWaitEvent", ADDRESS, ADDRESS, JAVA_INT);
-    static final MethodHandle EVENT_CREATE_WITH_FLAGS = bind("cudaEventCreateWithFlags", ADDRESS, JAVA_INT);
-    static final MethodHandle EVENT_RECORD = bind("cudaEventRecord", ADDRESS, ADDRESS);
-    static final MethodHandle EVENT_DESTROY = bind("cudaEventDestroy", ADDRESS);
-    static final MethodHandle EVENT_SYNCHRONIZE = bind("cudaEventSynchronize", ADDRESS);
-    static final MethodHandle POINTER_GET_ATTRIBUTES = bind("cudaPointerGetAttributes", ADDRESS, ADDRESS);
-    static final MethodHandle GET_ERROR_NAME = bindReturning("cudaGetErrorName", ADDRESS, JAVA_INT);
-    static final MethodHandle GET_ERROR_STRING = bindReturning("cudaGetErrorString", ADDRESS, JAVA_INT);
-    static final MethodHandle GET_LAST_ERROR = bind("cudaGetLastError");
+    private static final MethodHandle STREAM_CREATE = bind("cudaStreamCreate", ADDRESS);
+    private static final MethodHandle STREAM_DESTROY = bind("cudaStreamDestroy", ADDRESS);
+    private static final MethodHandle STREAM_SYNCHRONIZE = bind("cudaStreamSynchronize", ADDRESS);
+    private static final MethodHandle STREAM_WAIT_EVENT = bind("cudaStreamWaitEvent", ADDRESS, ADDRESS, JAVA_INT);
+    private static final MethodHandle EVENT_CREATE_WITH_FLAGS = bind("cudaEventCreateWithFlags", ADDRESS, JAVA_INT);
+    private static final MethodHandle EVENT_RECORD = bind("cudaEventRecord", ADDRESS, ADDRESS);
+    private static final MethodHandle EVENT_DESTROY = bind("cudaEventDestroy", ADDRESS);
+    private static final MethodHandle POINTER_GET_ATTRIBUTES = bind("cudaPointerGetAttributes", ADDRESS, ADDRESS);
+    private static final MethodHandle GET_ERROR_NAME = bindReturning("cudaGetErrorName", ADDRESS, JAVA_INT);
+    private static final MethodHandle GET_ERROR_STRING = bindReturning("cudaGetErrorString", ADDRESS, JAVA_INT);
 
     private Cudart() {
     }
@@ -157,12 +155,18 @@ final class Cudart {
         return bindReturning(name, JAVA_INT, arguments);
     }
 
+    /**
+     * The downcall for {@code name}; when the library or the symbol is missing, a stand-in that
+     * throws a {@link CudaException} saying which, at the call.
+     */
     private static MethodHandle bindReturning(String name, MemoryLayout result, MemoryLayout... arguments) {
+        FunctionDescriptor descriptor = FunctionDescriptor.of(result, arguments);
         if (LOOKUP == null) {
-            return null;
+            return Downcalls.failing(descriptor.toMethodType(), () -> new CudaException(LOAD_FAILURE));
         }
-        return LOOKUP.find(name).map(symbol -> LINKER.downcallHandle(symbol, FunctionDescriptor.of(result, arguments)))
-                .orElse(null);
+        return LOOKUP.find(name).map(symbol -> LINKER.downcallHandle(symbol, descriptor))
+                .orElseGet(() -> Downcalls.failing(descriptor.toMethodType(),
+                        () -> new CudaException(LIBRARY + " has no function " + name + "; it is older than this library needs")));
     }
 
     /** Fails with a clear message when libcudart could not be loaded. */
@@ -173,45 +177,258 @@ final class Cudart {
     }
 
     /** Throws unless {@code code} is cudaSuccess. */
-    static void check(int code, String call) {
+    private static void check(int code, String call) {
         if (code != SUCCESS) {
             throw new CudaException(code, call);
         }
     }
 
-    /** {@code cudaGetErrorName}, or a placeholder when the library is missing. */
-    static String errorName(int code) {
-        return describe(GET_ERROR_NAME, code, "cudaError_" + code);
-    }
+    // The call layer: one method per runtime function, the only place that invokes a downcall.
+    // Each throws CudaException for an error code, IllegalStateException for a handle whose owner
+    // is closed, and lets Errors through.
 
-    /** {@code cudaGetErrorString}. */
-    static String errorString(int code) {
-        return describe(GET_ERROR_STRING, code, "unknown CUDA error " + code);
-    }
-
-    private static String describe(MethodHandle function, int code, String fallback) {
-        if (function == null) {
-            return fallback;
-        }
+    /** {@code cudaGetErrorName}, or {@code fallback} when it cannot be asked. */
+    static String getErrorName(int code, String fallback) {
         try {
-            MemorySegment text = (MemorySegment) function.invokeExact(code);
-            return text.address() == 0 ? fallback : text.reinterpret(1024).getString(0);
+            return text((MemorySegment) GET_ERROR_NAME.invokeExact(code), fallback);
+        } catch (RuntimeException e) {
+            return fallback; // no library: the caller is already describing a failure
         } catch (Throwable t) {
-            return fallback;
+            throw Downcalls.rethrow(t);
         }
     }
 
-    /** Runs an int-returning query into a fresh int. */
-    static int queryInt(MethodHandle function, String call) {
-        requireLibrary();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(JAVA_INT);
-            check((int) function.invokeExact(value), call);
-            return value.get(JAVA_INT, 0);
+    /** {@code cudaGetErrorString}, or {@code fallback} when it cannot be asked. */
+    static String getErrorString(int code, String fallback) {
+        try {
+            return text((MemorySegment) GET_ERROR_STRING.invokeExact(code), fallback);
         } catch (RuntimeException e) {
-            throw e;
+            return fallback;
         } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    private static String text(MemorySegment text, String fallback) {
+        return text.address() == 0 ? fallback : text.reinterpret(1024).getString(0);
+    }
+
+    /** {@code cudaRuntimeGetVersion}. */
+    static int runtimeGetVersion() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment version = arena.allocate(JAVA_INT);
+            check((int) RUNTIME_GET_VERSION.invokeExact(version), "cudaRuntimeGetVersion");
+            return version.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaDriverGetVersion}: 0 when no driver is installed. */
+    static int driverGetVersion() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment version = arena.allocate(JAVA_INT);
+            check((int) DRIVER_GET_VERSION.invokeExact(version), "cudaDriverGetVersion");
+            return version.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaGetDeviceCount}. */
+    static int getDeviceCount() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_INT);
+            check((int) GET_DEVICE_COUNT.invokeExact(count), "cudaGetDeviceCount");
+            return count.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaGetDeviceProperties} into {@code properties}, at least {@link #DEVICE_PROP_ROOM} bytes. */
+    static void getDeviceProperties(MemorySegment properties, int device) {
+        try {
+            check((int) GET_DEVICE_PROPERTIES.invokeExact(properties, device), "cudaGetDeviceProperties(" + device + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaSetDevice}: makes {@code device} current on the calling thread. */
+    static void setDevice(int device) {
+        try {
+            check((int) SET_DEVICE.invokeExact(device), "cudaSetDevice(" + device + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaGetDevice}: the device current on the calling thread. */
+    static int getDevice() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment device = arena.allocate(JAVA_INT);
+            check((int) GET_DEVICE.invokeExact(device), "cudaGetDevice");
+            return device.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaMalloc} on the current device. */
+    static long malloc(long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pointer = arena.allocate(ADDRESS);
+            check((int) MALLOC.invokeExact(pointer, bytes), "cudaMalloc(" + bytes + ")");
+            return pointer.get(ADDRESS, 0).address();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaMallocHost}: page-locked host memory. */
+    static long mallocHost(long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pointer = arena.allocate(ADDRESS);
+            check((int) MALLOC_HOST.invokeExact(pointer, bytes), "cudaMallocHost(" + bytes + ")");
+            return pointer.get(ADDRESS, 0).address();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaMallocManaged} with {@code cudaMemAttachGlobal}. */
+    static long mallocManaged(long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pointer = arena.allocate(ADDRESS);
+            check((int) MALLOC_MANAGED.invokeExact(pointer, bytes, MEM_ATTACH_GLOBAL), "cudaMallocManaged(" + bytes + ")");
+            return pointer.get(ADDRESS, 0).address();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaFree}: device or managed memory. */
+    static void free(long pointer) {
+        try {
+            check((int) FREE.invokeExact(MemorySegment.ofAddress(pointer)), "cudaFree");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaFreeHost}: memory from {@link #mallocHost}. */
+    static void freeHost(long pointer) {
+        try {
+            check((int) FREE_HOST.invokeExact(MemorySegment.ofAddress(pointer)), "cudaFreeHost");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** Blocking {@code cudaMemcpy}, the direction inferred from the pointers ({@code cudaMemcpyDefault}). */
+    static void memcpy(MemorySegment destination, MemorySegment source, long bytes) {
+        try {
+            check((int) MEMCPY.invokeExact(destination, source, bytes, MEMCPY_DEFAULT), "cudaMemcpy");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaMemcpyAsync} on {@code stream}, the direction inferred from the pointers. */
+    static void memcpyAsync(MemorySegment destination, MemorySegment source, long bytes, MemorySegment stream) {
+        try {
+            check((int) MEMCPY_ASYNC.invokeExact(destination, source, bytes, MEMCPY_DEFAULT, stream), "cudaMemcpyAsync");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaMemcpy2DAsync} on {@code stream}, the direction inferred from the pointers. */
+    static void memcpy2DAsync(MemorySegment destination, long destinationPitch, MemorySegment source, long sourcePitch,
+                              long widthBytes, long rows, MemorySegment stream) {
+        try {
+            check((int) MEMCPY_2D_ASYNC.invokeExact(destination, destinationPitch, source, sourcePitch, widthBytes, rows,
+                    MEMCPY_DEFAULT, stream), "cudaMemcpy2DAsync");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaStreamCreate} on the current device. */
+    static long streamCreate() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment stream = arena.allocate(ADDRESS);
+            check((int) STREAM_CREATE.invokeExact(stream), "cudaStreamCreate");
+            return stream.get(ADDRESS, 0).address();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaStreamDestroy}. */
+    static void streamDestroy(MemorySegment stream) {
+        try {
+            check((int) STREAM_DESTROY.invokeExact(stream), "cudaStreamDestroy");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaStreamSynchronize}. */
+    static void streamSynchronize(MemorySegment stream) {
+        try {
+            check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cudaStreamSynchronize");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaStreamWaitEvent} with no flags. */
+    static void streamWaitEvent(MemorySegment stream, MemorySegment event) {
+        try {
+            check((int) STREAM_WAIT_EVENT.invokeExact(stream, event, 0), "cudaStreamWaitEvent");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaEventCreateWithFlags}. */
+    static MemorySegment eventCreateWithFlags(int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment event = arena.allocate(ADDRESS);
+            check((int) EVENT_CREATE_WITH_FLAGS.invokeExact(event, flags), "cudaEventCreateWithFlags");
+            return event.get(ADDRESS, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaEventRecord}. */
+    static void eventRecord(MemorySegment event, MemorySegment stream) {
+        try {
+            check((int) EVENT_RECORD.invokeExact(event, stream), "cudaEventRecord");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaEventDestroy}. */
+    static void eventDestroy(MemorySegment event) {
+        try {
+            check((int) EVENT_DESTROY.invokeExact(event), "cudaEventDestroy");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code cudaPointerGetAttributes} into {@code attributes}, at least {@link #POINTER_ATTRIBUTES_ROOM} bytes. */
+    static void pointerGetAttributes(MemorySegment attributes, MemorySegment pointer) {
+        try {
+            check((int) POINTER_GET_ATTRIBUTES.invokeExact(attributes, pointer),
+                    "cudaPointerGetAttributes(0x" + Long.toHexString(pointer.address()) + ")");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
         }
     }
 }
