@@ -92,7 +92,6 @@ public final class CudaMemory implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("a CUDA allocation needs at least 1 byte, not " + bytes);
         }
-        Cudart.requireLibrary();
         long pointer = CurrentDevice.CUDART.call(device, () -> switch (kind) {
             case DEVICE -> Cudart.malloc(bytes);
             case PINNED -> Cudart.mallocHost(bytes);

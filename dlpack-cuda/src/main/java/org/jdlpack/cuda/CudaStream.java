@@ -71,7 +71,6 @@ public final class CudaStream implements AutoCloseable {
      * @return the stream; close destroys it
      */
     public static CudaStream create(int device) {
-        Cudart.requireLibrary();
         long handle = CurrentDevice.CUDART.call(device, Cudart::streamCreate);
         return new CudaStream(handle, device, Arena.ofShared());
     }

@@ -80,7 +80,6 @@ public final class CudaTensor {
         if (tensor.elementCount() == 0) {
             return new CudaTensor(data, tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
         }
-        Cudart.requireLibrary();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attributes = arena.allocate(Cudart.POINTER_ATTRIBUTES_ROOM, 8);
             Cudart.pointerGetAttributes(attributes, data);

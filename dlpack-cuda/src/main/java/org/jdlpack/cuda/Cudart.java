@@ -27,6 +27,11 @@ import org.jdlpack.abi.internal.NativeAccess;
  * <p>The library is searched in this order: {@code $CUDA_HOME} and {@code $CUDA_PATH}
  * ({@code lib64}, then {@code lib}), {@code /usr/local/cuda*} (newest first), then the dynamic
  * loader's own search for {@code libcudart.so.13}, {@code .12}, {@code .11} and {@code libcudart.so}.
+ *
+ * <p>This is the one call layer for libcudart: a typed method per function holds the only
+ * {@code invokeExact} and folds in the error check. Handles passed in as segments bound to their
+ * owner's lifetime make every call check that lifetime. Everything here is safe from any thread;
+ * the current device is per-thread CUDA state (see {@link CurrentDevice}).
  */
 @SuppressWarnings("restricted")
 final class Cudart {
@@ -151,7 +156,8 @@ final class Cudart {
     private Cudart() {
     }
 
-    private static MethodHandle bind(String name, MemoryLayout... arguments) {
+    /** An int-returning downcall for {@code name} (package-private for the missing-symbol test). */
+    static MethodHandle bind(String name, MemoryLayout... arguments) {
         return bindReturning(name, JAVA_INT, arguments);
     }
 

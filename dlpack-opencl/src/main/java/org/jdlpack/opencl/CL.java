@@ -170,9 +170,10 @@ final class CL {
 
     /**
      * The downcall for {@code name}; when the ICD loader or the symbol is missing, a stand-in that
-     * throws an {@link OpenCLException} saying which, at the call.
+     * throws an {@link OpenCLException} saying which, at the call. Package-private for the
+     * missing-symbol test.
      */
-    private static MethodHandle bind(String name, MemoryLayout result, MemoryLayout... arguments) {
+    static MethodHandle bind(String name, MemoryLayout result, MemoryLayout... arguments) {
         FunctionDescriptor descriptor = FunctionDescriptor.of(result, arguments);
         if (LIBRARY == null) {
             return Downcalls.failing(descriptor.toMethodType(), () -> new OpenCLException(LOAD_FAILURE));

@@ -217,4 +217,13 @@ class OpenCLTest {
                 .hasMessageContaining("clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE (-11)");
         assertThatThrownBy(() -> context.allocate(0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aFunctionTheLoaderLacksFailsWithItsNameAtTheCall() {
+        java.lang.invoke.MethodHandle missing = CL.bind("clNoSuchFunction", java.lang.foreign.ValueLayout.JAVA_INT,
+                java.lang.foreign.ValueLayout.ADDRESS);
+        assertThatThrownBy(() -> {
+            int ignored = (int) missing.invokeExact(MemorySegment.NULL);
+        }).isInstanceOf(OpenCLException.class).hasMessage("the OpenCL ICD loader has no function clNoSuchFunction");
+    }
 }
