@@ -16,7 +16,7 @@ rm -rf "$out" && mkdir -p "$out/lib" "$out/native"
 # One reactor build, no install: the local repository may be shared, and the reactor resolves the
 # project's own modules from their target directories.
 mvn -B -q -DskipTests package dependency:copy-dependencies -pl dlpack-cuda -am -DincludeScope=test \
-  -DexcludeGroupIds=org.jdlpack,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian,net.bytebuddy \
+  -DexcludeGroupIds=org.jdlpack,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian,net.bytebuddy,net.jqwik \
   -DoutputDirectory="$out/lib"
 cp dlpack-abi/target/dlpack-abi-*-SNAPSHOT.jar dlpack-abi/target/dlpack-abi-*-tests.jar \
    dlpack-cpu/target/dlpack-cpu-*-SNAPSHOT.jar \

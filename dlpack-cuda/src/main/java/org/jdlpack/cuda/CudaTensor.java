@@ -120,6 +120,7 @@ public final class CudaTensor {
      * Copies every element to a host tensor of the same dtype and shape (blocking).
      *
      * @param destination the host tensor, in any layout
+     * @throws IllegalStateException if the imported tensor is closed
      */
     public void readTo(HostTensor destination) {
         readTo(destination, CudaStream.legacyDefault());
@@ -130,6 +131,7 @@ public final class CudaTensor {
      *
      * @param destination the host tensor, in any layout
      * @param stream      the stream to copy on
+     * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
     public void readTo(HostTensor destination, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);
@@ -140,6 +142,7 @@ public final class CudaTensor {
      * Copies every element from a host tensor of the same dtype and shape (blocking).
      *
      * @param source the host tensor, in any layout
+     * @throws IllegalStateException if the imported tensor is closed
      */
     public void writeFrom(HostTensor source) {
         writeFrom(source, CudaStream.legacyDefault());
@@ -150,6 +153,7 @@ public final class CudaTensor {
      *
      * @param source the host tensor, in any layout
      * @param stream the stream to copy on
+     * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
     public void writeFrom(HostTensor source, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);

@@ -189,73 +189,60 @@ final class Cudart {
         }
     }
 
-    // The call layer: one method per runtime function, the only place that invokes a downcall.
-    // Each throws CudaException for an error code, IllegalStateException for a handle whose owner
-    // is closed, and lets Errors through.
+    // The call layer: one method per runtime function, and the only code that invokes a downcall.
+    // Functions of one C signature share the helper that holds the try/invokeExact/catch. Each
+    // throws CudaException for an error code, IllegalStateException for a handle whose owner is
+    // closed, and lets Errors through.
 
     /** {@code cudaGetErrorName}, or {@code fallback} when it cannot be asked. */
     static String getErrorName(int code, String fallback) {
-        try {
-            return text((MemorySegment) GET_ERROR_NAME.invokeExact(code), fallback);
-        } catch (RuntimeException e) {
-            return fallback; // no library: the caller is already describing a failure
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        return describe(GET_ERROR_NAME, code, fallback);
     }
 
     /** {@code cudaGetErrorString}, or {@code fallback} when it cannot be asked. */
     static String getErrorString(int code, String fallback) {
+        return describe(GET_ERROR_STRING, code, fallback);
+    }
+
+    /** A {@code const char* f(cudaError_t)} function; never throws a CudaException, it describes one. */
+    private static String describe(MethodHandle function, int code, String fallback) {
+        MemorySegment text;
         try {
-            return text((MemorySegment) GET_ERROR_STRING.invokeExact(code), fallback);
-        } catch (RuntimeException e) {
+            text = (MemorySegment) function.invokeExact(code);
+        } catch (CudaException noLibrary) {
             return fallback;
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
-    }
-
-    private static String text(MemorySegment text, String fallback) {
         return text.address() == 0 ? fallback : text.reinterpret(1024).getString(0);
     }
 
     /** {@code cudaRuntimeGetVersion}. */
     static int runtimeGetVersion() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment version = arena.allocate(JAVA_INT);
-            check((int) RUNTIME_GET_VERSION.invokeExact(version), "cudaRuntimeGetVersion");
-            return version.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        return queryInt(RUNTIME_GET_VERSION, "cudaRuntimeGetVersion");
     }
 
     /** {@code cudaDriverGetVersion}: 0 when no driver is installed. */
     static int driverGetVersion() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment version = arena.allocate(JAVA_INT);
-            check((int) DRIVER_GET_VERSION.invokeExact(version), "cudaDriverGetVersion");
-            return version.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        return queryInt(DRIVER_GET_VERSION, "cudaDriverGetVersion");
     }
 
     /** {@code cudaGetDeviceCount}. */
     static int getDeviceCount() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(JAVA_INT);
-            check((int) GET_DEVICE_COUNT.invokeExact(count), "cudaGetDeviceCount");
-            return count.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        return queryInt(GET_DEVICE_COUNT, "cudaGetDeviceCount");
     }
 
-    /** {@code cudaGetDeviceProperties} into {@code properties}, at least {@link #DEVICE_PROP_ROOM} bytes. */
-    static void getDeviceProperties(MemorySegment properties, int device) {
-        try {
-            check((int) GET_DEVICE_PROPERTIES.invokeExact(properties, device), "cudaGetDeviceProperties(" + device + ")");
+    /** {@code cudaGetDevice}: the device current on the calling thread. */
+    static int getDevice() {
+        return queryInt(GET_DEVICE, "cudaGetDevice");
+    }
+
+    /** A {@code cudaError_t f(int*)} query. */
+    private static int queryInt(MethodHandle function, String call) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(JAVA_INT);
+            check((int) function.invokeExact(value), call);
+            return value.get(JAVA_INT, 0);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -270,12 +257,10 @@ final class Cudart {
         }
     }
 
-    /** {@code cudaGetDevice}: the device current on the calling thread. */
-    static int getDevice() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment device = arena.allocate(JAVA_INT);
-            check((int) GET_DEVICE.invokeExact(device), "cudaGetDevice");
-            return device.get(JAVA_INT, 0);
+    /** {@code cudaGetDeviceProperties} into {@code properties}, at least {@link #DEVICE_PROP_ROOM} bytes. */
+    static void getDeviceProperties(MemorySegment properties, int device) {
+        try {
+            check((int) GET_DEVICE_PROPERTIES.invokeExact(properties, device), "cudaGetDeviceProperties(" + device + ")");
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -283,20 +268,19 @@ final class Cudart {
 
     /** {@code cudaMalloc} on the current device. */
     static long malloc(long bytes) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pointer = arena.allocate(ADDRESS);
-            check((int) MALLOC.invokeExact(pointer, bytes), "cudaMalloc(" + bytes + ")");
-            return pointer.get(ADDRESS, 0).address();
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        return allocate(MALLOC, bytes, "cudaMalloc");
     }
 
     /** {@code cudaMallocHost}: page-locked host memory. */
     static long mallocHost(long bytes) {
+        return allocate(MALLOC_HOST, bytes, "cudaMallocHost");
+    }
+
+    /** A {@code cudaError_t f(void**, size_t)} allocation. */
+    private static long allocate(MethodHandle function, long bytes, String call) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment pointer = arena.allocate(ADDRESS);
-            check((int) MALLOC_HOST.invokeExact(pointer, bytes), "cudaMallocHost(" + bytes + ")");
+            check((int) function.invokeExact(pointer, bytes), call + "(" + bytes + ")");
             return pointer.get(ADDRESS, 0).address();
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
@@ -316,17 +300,33 @@ final class Cudart {
 
     /** {@code cudaFree}: device or managed memory. */
     static void free(long pointer) {
-        try {
-            check((int) FREE.invokeExact(MemorySegment.ofAddress(pointer)), "cudaFree");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        onHandle(FREE, MemorySegment.ofAddress(pointer), "cudaFree");
     }
 
     /** {@code cudaFreeHost}: memory from {@link #mallocHost}. */
     static void freeHost(long pointer) {
+        onHandle(FREE_HOST, MemorySegment.ofAddress(pointer), "cudaFreeHost");
+    }
+
+    /** {@code cudaStreamDestroy}. */
+    static void streamDestroy(MemorySegment stream) {
+        onHandle(STREAM_DESTROY, stream, "cudaStreamDestroy");
+    }
+
+    /** {@code cudaStreamSynchronize}. */
+    static void streamSynchronize(MemorySegment stream) {
+        onHandle(STREAM_SYNCHRONIZE, stream, "cudaStreamSynchronize");
+    }
+
+    /** {@code cudaEventDestroy}. */
+    static void eventDestroy(MemorySegment event) {
+        onHandle(EVENT_DESTROY, event, "cudaEventDestroy");
+    }
+
+    /** A {@code cudaError_t f(handle)} function. */
+    private static void onHandle(MethodHandle function, MemorySegment handle, String call) {
         try {
-            check((int) FREE_HOST.invokeExact(MemorySegment.ofAddress(pointer)), "cudaFreeHost");
+            check((int) function.invokeExact(handle), call);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -372,24 +372,6 @@ final class Cudart {
         }
     }
 
-    /** {@code cudaStreamDestroy}. */
-    static void streamDestroy(MemorySegment stream) {
-        try {
-            check((int) STREAM_DESTROY.invokeExact(stream), "cudaStreamDestroy");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code cudaStreamSynchronize}. */
-    static void streamSynchronize(MemorySegment stream) {
-        try {
-            check((int) STREAM_SYNCHRONIZE.invokeExact(stream), "cudaStreamSynchronize");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
     /** {@code cudaStreamWaitEvent} with no flags. */
     static void streamWaitEvent(MemorySegment stream, MemorySegment event) {
         try {
@@ -414,15 +396,6 @@ final class Cudart {
     static void eventRecord(MemorySegment event, MemorySegment stream) {
         try {
             check((int) EVENT_RECORD.invokeExact(event, stream), "cudaEventRecord");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code cudaEventDestroy}. */
-    static void eventDestroy(MemorySegment event) {
-        try {
-            check((int) EVENT_DESTROY.invokeExact(event), "cudaEventDestroy");
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -190,9 +190,54 @@ final class CL {
         }
     }
 
-    // The call layer: one method per OpenCL function, the only place that invokes a downcall. Each
+    // The call layer: one method per OpenCL function, and the only code that invokes a downcall.
+    // Functions of one C signature share the helper that holds the try/invokeExact/catch. Each
     // throws OpenCLException for an error code, IllegalStateException for a handle whose owner is
     // closed, and lets Errors through.
+
+    /** {@code clRetainMemObject}. */
+    static void retainMemObject(MemorySegment mem) {
+        onHandle(RETAIN_MEM_OBJECT, mem, "clRetainMemObject");
+    }
+
+    /** {@code clReleaseMemObject}. */
+    static void releaseMemObject(MemorySegment mem) {
+        onHandle(RELEASE_MEM_OBJECT, mem, "clReleaseMemObject");
+    }
+
+    /** {@code clReleaseContext}. */
+    static void releaseContext(MemorySegment context) {
+        onHandle(RELEASE_CONTEXT, context, "clReleaseContext");
+    }
+
+    /** {@code clReleaseCommandQueue}. */
+    static void releaseCommandQueue(MemorySegment queue) {
+        onHandle(RELEASE_COMMAND_QUEUE, queue, "clReleaseCommandQueue");
+    }
+
+    /** {@code clFinish}. */
+    static void finish(MemorySegment queue) {
+        onHandle(FINISH, queue, "clFinish");
+    }
+
+    /** {@code clReleaseProgram}. */
+    static void releaseProgram(MemorySegment program) {
+        onHandle(RELEASE_PROGRAM, program, "clReleaseProgram");
+    }
+
+    /** {@code clReleaseKernel}. */
+    static void releaseKernel(MemorySegment kernel) {
+        onHandle(RELEASE_KERNEL, kernel, "clReleaseKernel");
+    }
+
+    /** A {@code cl_int f(handle)} function. */
+    private static void onHandle(MethodHandle function, MemorySegment handle, String call) {
+        try {
+            check((int) function.invokeExact(handle), call);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
 
     /**
      * {@code clGetPlatformIDs}: fills {@code platforms} (NULL to only count).
@@ -205,17 +250,6 @@ final class CL {
             MemorySegment count = arena.allocate(JAVA_INT);
             check((int) GET_PLATFORM_IDS.invokeExact(entries, platforms, count), "clGetPlatformIDs");
             return count.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clGetPlatformInfo} into {@code value} (NULL to ask the size); returns the size. */
-    static long getPlatformInfo(MemorySegment platform, int parameter, MemorySegment value) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment size = arena.allocate(JAVA_LONG);
-            check((int) GET_PLATFORM_INFO.invokeExact(platform, parameter, value.byteSize(), value, size), "clGetPlatformInfo");
-            return size.get(JAVA_LONG, 0);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -237,11 +271,30 @@ final class CL {
         }
     }
 
+    /** {@code clGetPlatformInfo} into {@code value} (NULL to ask the size); returns the size. */
+    static long getPlatformInfo(MemorySegment platform, int parameter, MemorySegment value) {
+        return info(GET_PLATFORM_INFO, platform, parameter, value, "clGetPlatformInfo");
+    }
+
     /** {@code clGetDeviceInfo} into {@code value} (NULL to ask the size); returns the size. */
     static long getDeviceInfo(MemorySegment device, int parameter, MemorySegment value) {
+        return info(GET_DEVICE_INFO, device, parameter, value, "clGetDeviceInfo");
+    }
+
+    /** {@code clGetMemObjectInfo} for a {@code cl_uint} ({@code width} JAVA_INT) or a {@code size_t}/pointer (JAVA_LONG). */
+    static long getMemObjectInfo(MemorySegment mem, int parameter, ValueLayout width) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(width);
+            info(GET_MEM_OBJECT_INFO, mem, parameter, value, "clGetMemObjectInfo");
+            return width.byteSize() == 4 ? value.get(JAVA_INT, 0) : value.get(JAVA_LONG, 0);
+        }
+    }
+
+    /** A {@code clGet*Info(handle, name, size, value, &size_ret)} function; returns {@code size_ret}. */
+    private static long info(MethodHandle function, MemorySegment handle, int parameter, MemorySegment value, String call) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment size = arena.allocate(JAVA_LONG);
-            check((int) GET_DEVICE_INFO.invokeExact(device, parameter, value.byteSize(), value, size), "clGetDeviceInfo");
+            check((int) function.invokeExact(handle, parameter, value.byteSize(), value, size), call);
             return size.get(JAVA_LONG, 0);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
@@ -261,15 +314,6 @@ final class CL {
         }
     }
 
-    /** {@code clReleaseContext}. */
-    static void releaseContext(MemorySegment context) {
-        try {
-            check((int) RELEASE_CONTEXT.invokeExact(context), "clReleaseContext");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
     /** {@code clCreateCommandQueue}: an in-order queue without profiling. */
     static MemorySegment createCommandQueue(MemorySegment context, MemorySegment device) {
         try (Arena arena = Arena.ofConfined()) {
@@ -277,24 +321,6 @@ final class CL {
             MemorySegment queue = (MemorySegment) CREATE_COMMAND_QUEUE.invokeExact(context, device, 0L, error);
             check(error.get(JAVA_INT, 0), "clCreateCommandQueue");
             return queue;
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clReleaseCommandQueue}. */
-    static void releaseCommandQueue(MemorySegment queue) {
-        try {
-            check((int) RELEASE_COMMAND_QUEUE.invokeExact(queue), "clReleaseCommandQueue");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clFinish}. */
-    static void finish(MemorySegment queue) {
-        try {
-            check((int) FINISH.invokeExact(queue), "clFinish");
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -312,75 +338,48 @@ final class CL {
         }
     }
 
-    /** {@code clRetainMemObject}. */
-    static void retainMemObject(MemorySegment mem) {
-        try {
-            check((int) RETAIN_MEM_OBJECT.invokeExact(mem), "clRetainMemObject");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clReleaseMemObject}. */
-    static void releaseMemObject(MemorySegment mem) {
-        try {
-            check((int) RELEASE_MEM_OBJECT.invokeExact(mem), "clReleaseMemObject");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clGetMemObjectInfo} for a {@code cl_uint} ({@code width} JAVA_INT) or a {@code size_t}/pointer (JAVA_LONG). */
-    static long getMemObjectInfo(MemorySegment mem, int parameter, ValueLayout width) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(JAVA_LONG); // room for either width
-            check((int) GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, width.byteSize(), value, MemorySegment.NULL),
-                    "clGetMemObjectInfo");
-            return width.byteSize() == 4 ? value.get(JAVA_INT, 0) : value.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
     /** Blocking {@code clEnqueueReadBuffer} of {@code host.byteSize()} bytes at {@code offset}. */
     static void enqueueReadBuffer(MemorySegment queue, MemorySegment mem, long offset, MemorySegment host) {
-        try {
-            check((int) ENQUEUE_READ_BUFFER.invokeExact(queue, mem, TRUE, offset, host.byteSize(), host, 0, MemorySegment.NULL,
-                    MemorySegment.NULL), "clEnqueueReadBuffer");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        transfer(ENQUEUE_READ_BUFFER, queue, mem, offset, host, "clEnqueueReadBuffer");
     }
 
     /** Blocking {@code clEnqueueWriteBuffer} of {@code host.byteSize()} bytes at {@code offset}. */
     static void enqueueWriteBuffer(MemorySegment queue, MemorySegment mem, long offset, MemorySegment host) {
+        transfer(ENQUEUE_WRITE_BUFFER, queue, mem, offset, host, "clEnqueueWriteBuffer");
+    }
+
+    /** A blocking {@code clEnqueue{Read,Write}Buffer} without events. */
+    private static void transfer(MethodHandle function, MemorySegment queue, MemorySegment mem, long offset, MemorySegment host,
+                                 String call) {
         try {
-            check((int) ENQUEUE_WRITE_BUFFER.invokeExact(queue, mem, TRUE, offset, host.byteSize(), host, 0, MemorySegment.NULL,
-                    MemorySegment.NULL), "clEnqueueWriteBuffer");
+            check((int) function.invokeExact(queue, mem, TRUE, offset, host.byteSize(), host, 0, MemorySegment.NULL,
+                    MemorySegment.NULL), call);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
     }
 
-    /** Blocking {@code clEnqueueReadBufferRect}: {@code rows} rows of {@code rowBytes}, 2-D, origins at 0 but {@code offset}. */
+    /** Blocking {@code clEnqueueReadBufferRect}: {@code rows} rows of {@code rowBytes}, buffer origin {@code offset}. */
     static void enqueueReadBufferRect(MemorySegment queue, MemorySegment mem, long offset, long bufferPitch, MemorySegment host,
                                       long hostPitch, long rowBytes, long rows) {
-        try (Arena arena = Arena.ofConfined()) {
-            check((int) ENQUEUE_READ_BUFFER_RECT.invokeExact(queue, mem, TRUE, arena.allocateFrom(JAVA_LONG, offset, 0, 0),
-                    arena.allocateFrom(JAVA_LONG, 0, 0, 0), arena.allocateFrom(JAVA_LONG, rowBytes, rows, 1), bufferPitch, 0L,
-                    hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBufferRect");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
+        rectangle(ENQUEUE_READ_BUFFER_RECT, queue, mem, offset, bufferPitch, host, hostPitch, rowBytes, rows,
+                "clEnqueueReadBufferRect");
     }
 
     /** Blocking {@code clEnqueueWriteBufferRect}; see {@link #enqueueReadBufferRect}. */
     static void enqueueWriteBufferRect(MemorySegment queue, MemorySegment mem, long offset, long bufferPitch, MemorySegment host,
                                        long hostPitch, long rowBytes, long rows) {
+        rectangle(ENQUEUE_WRITE_BUFFER_RECT, queue, mem, offset, bufferPitch, host, hostPitch, rowBytes, rows,
+                "clEnqueueWriteBufferRect");
+    }
+
+    /** A blocking 2-D {@code clEnqueue{Read,Write}BufferRect} without events; the host origin is 0. */
+    private static void rectangle(MethodHandle function, MemorySegment queue, MemorySegment mem, long offset, long bufferPitch,
+                                  MemorySegment host, long hostPitch, long rowBytes, long rows, String call) {
         try (Arena arena = Arena.ofConfined()) {
-            check((int) ENQUEUE_WRITE_BUFFER_RECT.invokeExact(queue, mem, TRUE, arena.allocateFrom(JAVA_LONG, offset, 0, 0),
+            check((int) function.invokeExact(queue, mem, TRUE, arena.allocateFrom(JAVA_LONG, offset, 0, 0),
                     arena.allocateFrom(JAVA_LONG, 0, 0, 0), arena.allocateFrom(JAVA_LONG, rowBytes, rows, 1), bufferPitch, 0L,
-                    hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBufferRect");
+                    hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL), call);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -419,15 +418,6 @@ final class CL {
         }
     }
 
-    /** {@code clReleaseProgram}. */
-    static void releaseProgram(MemorySegment program) {
-        try {
-            check((int) RELEASE_PROGRAM.invokeExact(program), "clReleaseProgram");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
     /** {@code clCreateKernel}. */
     static MemorySegment createKernel(MemorySegment program, String name) {
         try (Arena arena = Arena.ofConfined()) {
@@ -454,15 +444,6 @@ final class CL {
         try (Arena arena = Arena.ofConfined()) {
             check((int) ENQUEUE_ND_RANGE_KERNEL.invokeExact(queue, kernel, 1, MemorySegment.NULL, arena.allocateFrom(JAVA_LONG, globalSize),
                     MemorySegment.NULL, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueNDRangeKernel");
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@code clReleaseKernel}. */
-    static void releaseKernel(MemorySegment kernel) {
-        try {
-            check((int) RELEASE_KERNEL.invokeExact(kernel), "clReleaseKernel");
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

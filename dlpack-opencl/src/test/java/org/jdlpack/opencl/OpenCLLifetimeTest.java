@@ -15,7 +15,6 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.peer.NothingLeftBehind;
-import org.jdlpack.abi.peer.PeerRequirement;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,20 +36,7 @@ class OpenCLLifetimeTest {
 
     @BeforeAll
     static void findDevice() {
-        device = firstDevice();
-    }
-
-    private static OpenCLDevice firstDevice() {
-        List<OpenCLDevice> devices;
-        try {
-            devices = OpenCLDevices.discover();
-        } catch (OpenCLException e) {
-            throw PeerRequirement.missing("OpenCL", e.getMessage());
-        }
-        if (devices.isEmpty()) {
-            throw PeerRequirement.missing("OpenCL", "no OpenCL platform has a device; install pocl-opencl-icd");
-        }
-        return devices.get(0);
+        device = OpenCLPeer.firstDevice();
     }
 
     @BeforeEach
@@ -94,7 +80,7 @@ class OpenCLLifetimeTest {
 
     /** Child JVM: runs one reproduction and prints its outcome; a crash shows as a failed exit. */
     public static void main(String[] args) {
-        try (OpenCLContext context = OpenCLContext.create(firstDevice())) {
+        try (OpenCLContext context = OpenCLContext.create(OpenCLPeer.firstDevice())) {
             System.out.println("OUTCOME " + Reproduction.valueOf(args[0]).runOn(context));
         }
     }

@@ -20,7 +20,6 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.abi.peer.NothingLeftBehind;
-import org.jdlpack.abi.peer.PeerRequirement;
 import org.jdlpack.cpu.HostTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,17 +36,9 @@ class OpenCLTest {
 
     @BeforeAll
     static void openContext() {
-        List<OpenCLDevice> devices;
-        try {
-            devices = OpenCLDevices.discover();
-        } catch (OpenCLException e) {
-            throw PeerRequirement.missing("OpenCL", e.getMessage());
-        }
-        if (devices.isEmpty()) {
-            throw PeerRequirement.missing("OpenCL", "no OpenCL platform has a device; install pocl-opencl-icd");
-        }
-        devices.forEach(device -> System.out.println("Discovered " + device));
-        context = OpenCLContext.create(devices.get(0));
+        OpenCLDevice device = OpenCLPeer.firstDevice();
+        OpenCLDevices.discover().forEach(discovered -> System.out.println("Discovered " + discovered));
+        context = OpenCLContext.create(device);
     }
 
     @AfterAll
