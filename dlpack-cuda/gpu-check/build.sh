@@ -12,12 +12,15 @@ jdk="${JDLPACK_JDK:-$(ls -d /usr/lib/jvm/*25* /usr/lib/jvm/*2[2-9]* 2>/dev/null 
 junit_console=org.junit.platform:junit-platform-console-standalone:1.11.4
 
 cd "$root"
-mvn -B -q -DskipTests -pl dlpack-cuda -am install
 rm -rf "$out" && mkdir -p "$out/lib" "$out/native"
+# One reactor build, no install: the local repository may be shared, and the reactor resolves the
+# project's own modules from their target directories.
+mvn -B -q -DskipTests package dependency:copy-dependencies -pl dlpack-cuda -am -DincludeScope=test \
+  -DexcludeGroupIds=org.jdlpack,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian,net.bytebuddy,net.jqwik \
+  -DoutputDirectory="$out/lib"
 cp dlpack-abi/target/dlpack-abi-*-SNAPSHOT.jar dlpack-abi/target/dlpack-abi-*-tests.jar \
    dlpack-cpu/target/dlpack-cpu-*-SNAPSHOT.jar \
    dlpack-cuda/target/dlpack-cuda-*-SNAPSHOT.jar dlpack-cuda/target/dlpack-cuda-*-tests.jar "$out/lib/"
-mvn -B -q dependency:copy-dependencies -pl dlpack-cuda -DincludeScope=test -DexcludeGroupIds=org.jdlpack,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian,net.bytebuddy -DoutputDirectory="$out/lib"
 mvn -B -q dependency:copy -Dartifact=$junit_console -DoutputDirectory="$out/lib"
 
 # The C peer and the bandwidth baseline, built here: x86-64 Linux, glibc.

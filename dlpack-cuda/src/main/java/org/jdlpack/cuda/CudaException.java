@@ -25,7 +25,8 @@ public class CudaException extends DLPackException {
      * @param call      the runtime function that returned it
      */
     public CudaException(int errorCode, String call) {
-        this(errorCode, Cudart.errorName(errorCode), Cudart.errorString(errorCode), call);
+        this(errorCode, Cudart.getErrorName(errorCode, "cudaError_" + errorCode),
+                Cudart.getErrorString(errorCode, "unknown CUDA error " + errorCode), call);
     }
 
     private CudaException(int errorCode, String errorName, String errorString, String call) {

@@ -1,10 +1,9 @@
 package org.jdlpack.cuda;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.function.LongConsumer;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
@@ -14,6 +13,7 @@ import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.internal.Downcalls;
 
 /**
  * CUDA memory owned from Java: device memory ({@code kDLCUDA}), page-locked host memory
@@ -21,9 +21,15 @@ import org.jdlpack.abi.TensorSpec;
  *
  * <p>Ownership follows {@link ExportOwner}: this object holds one reference until {@link #close()},
  * each export one more until its consumer calls the deleter; the memory is freed with the matching
- * CUDA call when the last one goes, on whichever thread that is. The deleter sets the device it
- * needs first and never throws. Pinned and managed memory are also host-accessible:
- * {@link #hostSegment()} and dlpack-cpu's {@code HostTensor} read them directly.
+ * CUDA call when the last one goes, on whichever thread that is. The deleter makes the memory's
+ * device current for the free, then makes the thread's previous device current again, and never
+ * throws. Pinned and managed memory are also host-accessible: {@link #hostSegment()} and
+ * dlpack-cpu's {@code HostTensor} read them directly.
+ *
+ * <p>Lifetime: after {@link #close()} every copy, export and host segment of this object throws
+ * {@link IllegalStateException}. The check is part of each native call: a close while a copy on
+ * another thread is running fails and leaves the memory open, and a copy after a close fails;
+ * neither reaches freed memory.
  *
  * <p>Thread safety: every method may be called from any thread.
  */
@@ -58,7 +64,10 @@ public final class CudaMemory implements AutoCloseable {
     private final int device;
     private final long address;
     private final long byteSize;
-    private final Arena hostScope;
+    /** The Java side's lifetime: ends at {@link #close()}, while exports may keep the memory itself. */
+    private final Arena lifetime;
+    /** {@link #address} bound to {@link #lifetime}: every copy and export goes through it. */
+    private final MemorySegment pointer;
     private final ExportOwner owner;
 
     private CudaMemory(Kind kind, int device, long address, long byteSize, Runnable free) {
@@ -66,12 +75,9 @@ public final class CudaMemory implements AutoCloseable {
         this.device = device;
         this.address = address;
         this.byteSize = byteSize;
-        // Host views of pinned and managed memory die before the memory is freed.
-        this.hostScope = Arena.ofShared();
-        this.owner = ExportOwner.of(this, () -> {
-            hostScope.close();
-            free.run();
-        });
+        this.lifetime = Arena.ofShared();
+        this.pointer = Downcalls.bound(address, lifetime.scope());
+        this.owner = ExportOwner.of(this, free);
     }
 
     /**
@@ -87,27 +93,21 @@ public final class CudaMemory implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("a CUDA allocation needs at least 1 byte, not " + bytes);
         }
-        Cudart.requireLibrary();
-        CudaRuntime.setDevice(device);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            int rc = switch (kind) {
-                case DEVICE -> (int) Cudart.MALLOC.invokeExact(out, bytes);
-                case PINNED -> (int) Cudart.MALLOC_HOST.invokeExact(out, bytes);
-                case MANAGED -> (int) Cudart.MALLOC_MANAGED.invokeExact(out, bytes, Cudart.MEM_ATTACH_GLOBAL);
-            };
-            Cudart.check(rc, switch (kind) {
-                case DEVICE -> "cudaMalloc";
-                case PINNED -> "cudaMallocHost";
-                case MANAGED -> "cudaMallocManaged";
-            });
-            long pointer = out.get(ADDRESS, 0).address();
-            return new CudaMemory(kind, device, pointer, bytes, () -> free(kind, device, pointer));
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        long pointer = CurrentDevice.CUDART.call(device, () -> switch (kind) {
+            case DEVICE -> Cudart.malloc(bytes);
+            case PINNED -> Cudart.mallocHost(bytes);
+            case MANAGED -> Cudart.mallocManaged(bytes);
+        });
+        return allocated(kind, device, pointer, bytes, CurrentDevice.CUDART, kind == Kind.PINNED ? Cudart::freeHost : Cudart::free);
+    }
+
+    /**
+     * Memory this class allocated: {@code free} releases it with {@code device} current, and the
+     * releasing thread's previous current device is made current again, since a deleter runs on a
+     * thread the consumer owns.
+     */
+    static CudaMemory allocated(Kind kind, int device, long pointer, long bytes, CurrentDevice devices, LongConsumer free) {
+        return new CudaMemory(kind, device, pointer, bytes, () -> devices.run(device, () -> free.accept(pointer)));
     }
 
     /**
@@ -126,22 +126,6 @@ public final class CudaMemory implements AutoCloseable {
             throw new IllegalArgumentException("CUDA memory at 0x" + Long.toHexString(address) + " of " + bytes + " bytes");
         }
         return new CudaMemory(kind, device, address, bytes, Objects.requireNonNull(release, "release"));
-    }
-
-    private static void free(Kind kind, int device, long pointer) {
-        CudaRuntime.setDevice(device); // the deleter may run on a thread with another current device
-        try {
-            MemorySegment segment = MemorySegment.ofAddress(pointer);
-            if (kind == Kind.PINNED) {
-                Cudart.check((int) Cudart.FREE_HOST.invokeExact(segment), "cudaFreeHost");
-            } else {
-                Cudart.check((int) Cudart.FREE.invokeExact(segment), "cudaFree");
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
     }
 
     /**
@@ -190,18 +174,19 @@ public final class CudaMemory implements AutoCloseable {
     }
 
     /**
-     * The memory as a host segment, for pinned and managed memory; it becomes inaccessible when
-     * the memory is freed.
+     * The memory as a host segment, for pinned and managed memory. It becomes inaccessible when this
+     * object is closed, even while exports keep the memory itself alive for their consumers.
      *
      * @return the segment
      * @throws UnsupportedOperationException for device memory, which the CPU cannot address
+     * @throws IllegalStateException         if this object is closed
      */
     @SuppressWarnings("restricted")
     public MemorySegment hostSegment() {
         if (kind == Kind.DEVICE) {
             throw new UnsupportedOperationException("CUDA device memory is not host-accessible; copy it with CudaTensor");
         }
-        return MemorySegment.ofAddress(address).reinterpret(byteSize, hostScope, null);
+        return live().reinterpret(byteSize); // keeps the lifetime: inaccessible after close
     }
 
     /**
@@ -209,10 +194,12 @@ public final class CudaMemory implements AutoCloseable {
      *
      * @param offset where, in bytes
      * @param source native host memory
+     * @throws IllegalStateException if this object is closed
      */
     public void copyFromHost(long offset, MemorySegment source) {
         Objects.checkFromIndexSize(offset, source.byteSize(), byteSize);
-        CudaTensor.memcpy(MemorySegment.ofAddress(address + offset), source, source.byteSize(), device);
+        MemorySegment destination = at(offset);
+        CurrentDevice.CUDART.run(device, () -> Cudart.memcpy(destination, source, source.byteSize()));
     }
 
     /**
@@ -220,10 +207,22 @@ public final class CudaMemory implements AutoCloseable {
      *
      * @param offset      where, in bytes
      * @param destination native host memory
+     * @throws IllegalStateException if this object is closed
      */
     public void copyToHost(long offset, MemorySegment destination) {
         Objects.checkFromIndexSize(offset, destination.byteSize(), byteSize);
-        CudaTensor.memcpy(destination, MemorySegment.ofAddress(address + offset), destination.byteSize(), device);
+        MemorySegment source = at(offset);
+        CurrentDevice.CUDART.run(device, () -> Cudart.memcpy(destination, source, destination.byteSize()));
+    }
+
+    /** The address {@code offset} bytes in, bound to this object's lifetime. */
+    private MemorySegment at(long offset) {
+        return Downcalls.bound(address + offset, live().scope());
+    }
+
+    /** The pointer, after a check with a clear message; FFM checks again, race-free, at each call. */
+    private MemorySegment live() {
+        return Downcalls.requireAlive(pointer, "CudaMemory");
     }
 
     /**
@@ -236,9 +235,10 @@ public final class CudaMemory implements AutoCloseable {
      * @param byteOffset where element 0 is, in bytes from {@link #address()}
      * @return the handle
      * @throws IllegalArgumentException if the elements would leave the memory
+     * @throws IllegalStateException    if this object is closed
      */
     public ManagedTensorHandle export(ManagedTensorKind structKind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
-        MemorySegment data = kind == Kind.DEVICE ? MemorySegment.ofAddress(address) : hostSegment();
+        MemorySegment data = kind == Kind.DEVICE ? live() : hostSegment();
         TensorSpec.Builder builder = TensorSpec.builder(data, dtype, shape).byteOffset(byteOffset).device(dlDevice()).capacity(byteSize);
         if (strides != null) {
             builder.strides(strides);
@@ -257,12 +257,15 @@ public final class CudaMemory implements AutoCloseable {
 
     /**
      * Drops the Java side's reference; the memory is freed now, or when the last export is
-     * deleted.
+     * deleted. From here on every method but {@link #references()} and the accessors throws
+     * {@link IllegalStateException}, and host segments are inaccessible.
      *
-     * @throws IllegalStateException if already closed
+     * @throws IllegalStateException if already closed, or while a copy on another thread is using
+     *                               the memory (then nothing is closed)
      */
     @Override
     public void close() {
+        Downcalls.close(lifetime, "CudaMemory");
         owner.close();
     }
 

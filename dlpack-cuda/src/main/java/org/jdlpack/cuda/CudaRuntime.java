@@ -12,7 +12,8 @@ import java.nio.file.Path;
  * "no CUDA device".
  *
  * <p>Thread safety: all methods may be called from any thread. The CUDA "current device" is
- * per-thread state; methods that need a device set it on the calling thread.
+ * per-thread state; jdlpack methods that need a device make it current for their own calls and
+ * then make the thread's previous device current again, deleters included.
  */
 public final class CudaRuntime {
 
@@ -36,7 +37,7 @@ public final class CudaRuntime {
      * @return the runtime version, for example 13000
      */
     public static int runtimeVersion() {
-        return Cudart.queryInt(Cudart.RUNTIME_GET_VERSION, "cudaRuntimeGetVersion");
+        return Cudart.runtimeGetVersion();
     }
 
     /**
@@ -45,7 +46,7 @@ public final class CudaRuntime {
      * @return the driver version, or 0 when no driver is installed
      */
     public static int driverVersion() {
-        return Cudart.queryInt(Cudart.DRIVER_GET_VERSION, "cudaDriverGetVersion");
+        return Cudart.driverGetVersion();
     }
 
     /**
@@ -56,7 +57,7 @@ public final class CudaRuntime {
      *                       device ({@code cudaErrorNoDevice}), among others
      */
     public static int deviceCount() {
-        return Cudart.queryInt(Cudart.GET_DEVICE_COUNT, "cudaGetDeviceCount");
+        return Cudart.getDeviceCount();
     }
 
     /**
@@ -105,32 +106,11 @@ public final class CudaRuntime {
      * @return the name
      */
     public static String deviceName(int device) {
-        Cudart.requireLibrary();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment properties = arena.allocate(Cudart.DEVICE_PROP_ROOM, 16);
-            Cudart.check((int) Cudart.GET_DEVICE_PROPERTIES.invokeExact(properties, device), "cudaGetDeviceProperties");
+            Cudart.getDeviceProperties(properties, device);
             return properties.getString(0); // char name[256] is the first field
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
-    }
-
-    /** Makes {@code device} current on the calling thread. */
-    static void setDevice(int device) {
-        try {
-            Cudart.check((int) Cudart.SET_DEVICE.invokeExact(device), "cudaSetDevice(" + device + ")");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    /** The device current on the calling thread. */
-    static int currentDevice() {
-        return Cudart.queryInt(Cudart.GET_DEVICE, "cudaGetDevice");
     }
 
     private static String version(int encoded) {

@@ -1,28 +1,38 @@
 package org.jdlpack.cuda;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
+import org.jdlpack.abi.internal.Downcalls;
+
 /**
- * A CUDA stream: one the application created here, or one of the two default streams.
+ * A CUDA stream: one the application created here, or one of the two default streams, or one
+ * created elsewhere.
  *
- * <p>Thread safety: CUDA streams may be used from any thread; so may this class.
+ * <p>Lifetime: {@link #close()} destroys a stream made by {@link #create}; every later use of it
+ * throws {@link IllegalStateException}, and a second close throws too. Closing the other streams
+ * does nothing: they are not this object's to destroy, and their lifetime is their creator's.
+ *
+ * <p>Thread safety: CUDA streams may be used from any thread; so may this class. A close while
+ * another thread is inside a call on the stream fails and leaves the stream open.
  */
 public final class CudaStream implements AutoCloseable {
 
-    private static final CudaStream LEGACY = new CudaStream(Cudart.STREAM_LEGACY, -1, false);
-    private static final CudaStream PER_THREAD = new CudaStream(Cudart.STREAM_PER_THREAD, -1, false);
+    private static final CudaStream LEGACY = new CudaStream(Cudart.STREAM_LEGACY, -1, null);
+    private static final CudaStream PER_THREAD = new CudaStream(Cudart.STREAM_PER_THREAD, -1, null);
 
     private final long handle;
     private final int device;
-    private final boolean owned;
+    /** The lifetime of a stream created here; null for the others, which are never destroyed here. */
+    private final Arena lifetime;
+    /** The handle, bound to the lifetime when there is one. */
+    private final MemorySegment segment;
 
-    private CudaStream(long handle, int device, boolean owned) {
+    private CudaStream(long handle, int device, Arena lifetime) {
         this.handle = handle;
         this.device = device;
-        this.owned = owned;
+        this.lifetime = lifetime;
+        this.segment = lifetime == null ? MemorySegment.ofAddress(handle) : Downcalls.bound(handle, lifetime.scope());
     }
 
     /**
@@ -51,27 +61,18 @@ public final class CudaStream implements AutoCloseable {
      * @return the stream
      */
     public static CudaStream of(long handle) {
-        return new CudaStream(handle, -1, false);
+        return new CudaStream(handle, -1, null);
     }
 
     /**
-     * Creates a stream on a device.
+     * Creates a stream on a device; the calling thread's current device is left as it was.
      *
      * @param device the CUDA device ordinal
      * @return the stream; close destroys it
      */
     public static CudaStream create(int device) {
-        Cudart.requireLibrary();
-        CudaRuntime.setDevice(device);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Cudart.check((int) Cudart.STREAM_CREATE.invokeExact(out), "cudaStreamCreate");
-            return new CudaStream(out.get(ADDRESS, 0).address(), device, true);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        long handle = CurrentDevice.CUDART.call(device, Cudart::streamCreate);
+        return new CudaStream(handle, device, Arena.ofShared());
     }
 
     /**
@@ -83,8 +84,9 @@ public final class CudaStream implements AutoCloseable {
         return handle;
     }
 
+    /** The handle for a downcall; fails once a stream created here is closed. */
     MemorySegment segment() {
-        return MemorySegment.ofAddress(handle);
+        return Downcalls.requireAlive(segment, "CudaStream");
     }
 
     /**
@@ -93,54 +95,47 @@ public final class CudaStream implements AutoCloseable {
      * {@code cudaStreamWaitEvent} on this stream.
      *
      * @param producer the stream whose work must finish first
+     * @throws IllegalStateException if either stream was created here and is closed
      */
     public void waitFor(CudaStream producer) {
+        MemorySegment consumer = segment();
+        MemorySegment source = producer.segment();
         if (producer.handle == handle) {
             return; // same stream: already ordered
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Cudart.check((int) Cudart.EVENT_CREATE_WITH_FLAGS.invokeExact(out, Cudart.EVENT_DISABLE_TIMING), "cudaEventCreateWithFlags");
-            MemorySegment event = out.get(ADDRESS, 0);
-            try {
-                Cudart.check((int) Cudart.EVENT_RECORD.invokeExact(event, producer.segment()), "cudaEventRecord");
-                Cudart.check((int) Cudart.STREAM_WAIT_EVENT.invokeExact(segment(), event, 0), "cudaStreamWaitEvent");
-            } finally {
-                // Destroying an event with a pending wait is allowed; the wait still completes.
-                int ignored = (int) Cudart.EVENT_DESTROY.invokeExact(event);
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    /** Blocks until every command queued on this stream has finished. */
-    public void synchronize() {
+        MemorySegment event = Cudart.eventCreateWithFlags(Cudart.EVENT_DISABLE_TIMING);
         try {
-            Cudart.check((int) Cudart.STREAM_SYNCHRONIZE.invokeExact(segment()), "cudaStreamSynchronize");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            Cudart.eventRecord(event, source);
+            Cudart.streamWaitEvent(consumer, event);
+        } finally {
+            // Destroying an event with a pending wait is allowed; the wait still completes.
+            Cudart.eventDestroy(event);
         }
     }
 
-    /** Destroys a stream created by {@link #create}; does nothing for the others. */
+    /**
+     * Blocks until every command queued on this stream has finished.
+     *
+     * @throws IllegalStateException if this stream was created here and is closed
+     */
+    public void synchronize() {
+        Cudart.streamSynchronize(segment());
+    }
+
+    /**
+     * Destroys a stream made by {@link #create} (with its device current, which is then put back);
+     * does nothing for the others.
+     *
+     * @throws IllegalStateException if a stream made here is already closed, or in use by a call on
+     *                               another thread (it then stays open)
+     */
     @Override
     public void close() {
-        if (!owned) {
+        if (lifetime == null) {
             return;
         }
-        try {
-            CudaRuntime.setDevice(device);
-            Cudart.check((int) Cudart.STREAM_DESTROY.invokeExact(segment()), "cudaStreamDestroy");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        Downcalls.close(lifetime, "CudaStream");
+        CurrentDevice.CUDART.run(device, () -> Cudart.streamDestroy(MemorySegment.ofAddress(handle)));
     }
 
     @Override

@@ -12,6 +12,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.abi.internal.Downcalls;
 import org.jdlpack.cpu.HostTensor;
 import org.jdlpack.cpu.internal.StridedTransfer;
 
@@ -29,12 +30,18 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  * host (reads), or element by element (writes). The stream variants enqueue on the given stream
  * and wait for it.
  *
- * <p>Lifetime and thread safety: a view of an imported tensor; use it while the tensor is open.
- * Methods may be called from any thread; each sets the tensor's device on the calling thread.
+ * <p>Lifetime: a view of an imported tensor, bound to the tensor's scope: once the tensor is closed
+ * (or its arena), every copy throws {@link IllegalStateException}, and closing the tensor while a
+ * copy runs on another thread fails instead of freeing memory under it.
+ *
+ * <p>Thread safety: methods may be called from any thread (for a tensor imported into a confined
+ * arena, only from that arena's thread). Each makes the tensor's device current for its copies and
+ * then makes the calling thread's previous device current again.
  */
 public final class CudaTensor {
 
-    private final long data;
+    /** {@code data}, bound to the imported tensor's scope: every copy fails once the tensor is closed. */
+    private final MemorySegment data;
     private final int driverDevice;
     private final int memoryType;
     private final DLDataType dtype;
@@ -43,7 +50,7 @@ public final class CudaTensor {
     private final long byteOffset;
     private final TensorExtent extent;
 
-    private CudaTensor(long data, int driverDevice, int memoryType, ImportedTensor tensor) {
+    private CudaTensor(MemorySegment data, int driverDevice, int memoryType, ImportedTensor tensor) {
         this.data = data;
         this.driverDevice = driverDevice;
         this.memoryType = memoryType;
@@ -62,20 +69,20 @@ public final class CudaTensor {
      * @throws UnsupportedDeviceException if the tensor is on another device type
      * @throws InvalidTensorException     if the driver does not know the pointer as CUDA memory
      * @throws CudaException              if the driver cannot be asked (no driver, no device)
+     * @throws IllegalStateException      if the tensor is closed
      */
     public static CudaTensor of(ImportedTensor tensor) {
         int type = tensor.device().deviceType();
         if (type != DLDeviceType.CUDA.code() && type != DLDeviceType.CUDA_MANAGED.code() && type != DLDeviceType.CUDA_HOST.code()) {
             throw new UnsupportedDeviceException(tensor.device(), "not a CUDA tensor: " + tensor.device());
         }
+        MemorySegment data = Downcalls.requireAlive(Downcalls.bound(tensor.dataAddress(), tensor.scope()), "ImportedTensor");
         if (tensor.elementCount() == 0) {
-            return new CudaTensor(tensor.dataAddress(), tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
+            return new CudaTensor(data, tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
         }
-        Cudart.requireLibrary();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attributes = arena.allocate(Cudart.POINTER_ATTRIBUTES_ROOM, 8);
-            int rc = (int) Cudart.POINTER_GET_ATTRIBUTES.invokeExact(attributes, MemorySegment.ofAddress(tensor.dataAddress()));
-            Cudart.check(rc, "cudaPointerGetAttributes(0x" + Long.toHexString(tensor.dataAddress()) + ")");
+            Cudart.pointerGetAttributes(attributes, data);
             int memoryType = attributes.get(JAVA_INT, 0);
             int device = attributes.get(JAVA_INT, 4);
             boolean expected = switch (memoryType) {
@@ -87,11 +94,7 @@ public final class CudaTensor {
                 throw new InvalidTensorException("DLTensor.data 0x" + Long.toHexString(tensor.dataAddress()) + " on " + tensor.device()
                         + " is cudaMemoryType " + memoryType + " to the driver, not memory of that kind");
             }
-            return new CudaTensor(tensor.dataAddress(), device, memoryType, tensor);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            return new CudaTensor(data, device, memoryType, tensor);
         }
     }
 
@@ -117,6 +120,7 @@ public final class CudaTensor {
      * Copies every element to a host tensor of the same dtype and shape (blocking).
      *
      * @param destination the host tensor, in any layout
+     * @throws IllegalStateException if the imported tensor is closed
      */
     public void readTo(HostTensor destination) {
         readTo(destination, CudaStream.legacyDefault());
@@ -127,16 +131,18 @@ public final class CudaTensor {
      *
      * @param destination the host tensor, in any layout
      * @param stream      the stream to copy on
+     * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
     public void readTo(HostTensor destination, CudaStream stream) {
-        CudaRuntime.setDevice(driverDevice);
-        StridedTransfer.read(transfers(stream), layout(), destination);
+        StridedTransfer.Device device = transfers(stream);
+        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.read(device, layout(), destination));
     }
 
     /**
      * Copies every element from a host tensor of the same dtype and shape (blocking).
      *
      * @param source the host tensor, in any layout
+     * @throws IllegalStateException if the imported tensor is closed
      */
     public void writeFrom(HostTensor source) {
         writeFrom(source, CudaStream.legacyDefault());
@@ -147,82 +153,57 @@ public final class CudaTensor {
      *
      * @param source the host tensor, in any layout
      * @param stream the stream to copy on
+     * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
     public void writeFrom(HostTensor source, CudaStream stream) {
-        CudaRuntime.setDevice(driverDevice);
-        StridedTransfer.write(transfers(stream), layout(), source);
+        StridedTransfer.Device device = transfers(stream);
+        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.write(device, layout(), source));
     }
 
     private StridedTransfer.Layout layout() {
         return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
     }
 
-    /** Asynchronous copies on {@code stream}; finishing synchronises the stream. */
+    /**
+     * Asynchronous copies on {@code stream}; finishing synchronises the stream. Checks first that
+     * the tensor and the stream are open, with a clear message; each copy checks again, race-free.
+     */
     private StridedTransfer.Device transfers(CudaStream stream) {
+        MemorySegment queue = stream.segment();
+        Downcalls.requireAlive(data, "ImportedTensor");
         return new StridedTransfer.Device() {
             @Override
             public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
-                MemorySegment device = MemorySegment.ofAddress(data + deviceOffset);
-                copyAsync(toHost ? host : device, toHost ? device : host, host.byteSize(), stream);
+                MemorySegment device = at(deviceOffset);
+                Cudart.memcpyAsync(toHost ? host : device, toHost ? device : host, host.byteSize(), queue);
             }
 
             @Override
             public void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch,
                                     long rowBytes, long rows) {
-                MemorySegment device = MemorySegment.ofAddress(data + deviceOffset);
+                MemorySegment device = at(deviceOffset);
                 if (toHost) {
-                    copy2DAsync(host, hostPitch, device, devicePitch, rowBytes, rows, stream);
+                    Cudart.memcpy2DAsync(host, hostPitch, device, devicePitch, rowBytes, rows, queue);
                 } else {
-                    copy2DAsync(device, devicePitch, host, hostPitch, rowBytes, rows, stream);
+                    Cudart.memcpy2DAsync(device, devicePitch, host, hostPitch, rowBytes, rows, queue);
                 }
             }
 
             @Override
             public void finish() {
-                stream.synchronize();
+                Cudart.streamSynchronize(queue);
             }
         };
     }
 
-    private static void copyAsync(MemorySegment destination, MemorySegment source, long bytes, CudaStream stream) {
-        try {
-            Cudart.check((int) Cudart.MEMCPY_ASYNC.invokeExact(destination, source, bytes, Cudart.MEMCPY_DEFAULT, stream.segment()),
-                    "cudaMemcpyAsync");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    private static void copy2DAsync(MemorySegment destination, long destinationPitch, MemorySegment source, long sourcePitch,
-                                    long widthBytes, long rows, CudaStream stream) {
-        try {
-            Cudart.check((int) Cudart.MEMCPY_2D_ASYNC.invokeExact(destination, destinationPitch, source, sourcePitch, widthBytes, rows,
-                    Cudart.MEMCPY_DEFAULT, stream.segment()), "cudaMemcpy2DAsync");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    /** Blocking cudaMemcpy with the direction inferred from the pointers. */
-    static void memcpy(MemorySegment destination, MemorySegment source, long bytes, int device) {
-        Cudart.requireLibrary();
-        CudaRuntime.setDevice(device);
-        try {
-            Cudart.check((int) Cudart.MEMCPY.invokeExact(destination, source, bytes, Cudart.MEMCPY_DEFAULT), "cudaMemcpy");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    /** The device address {@code offset} bytes past {@code data}, bound to the tensor's scope. */
+    private MemorySegment at(long offset) {
+        return Downcalls.bound(data.address() + offset, data.scope());
     }
 
     @Override
     public String toString() {
-        return "CudaTensor[0x" + Long.toHexString(data) + " on driver device " + driverDevice + ", " + dtype + ", shape="
+        return "CudaTensor[0x" + Long.toHexString(data.address()) + " on driver device " + driverDevice + ", " + dtype + ", shape="
                 + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
     }
 

@@ -1,6 +1,7 @@
 package org.jdlpack.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,6 +10,7 @@ import java.util.stream.Stream;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.peer.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensor;
@@ -131,5 +133,50 @@ class CudaDeviceTest {
             assertThat(StreamContract.prepareForConsumer(producer, 2L)).isTrue();
             CudaStream.perThreadDefault().synchronize();
         }
+    }
+
+    @Test
+    void closedMemoryStreamsAndViewsRefuseEveryCall() {
+        try (Arena arena = Arena.ofConfined()) {
+            CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 4096);
+            ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0).importTensor();
+            CudaTensor view = CudaTensor.of(imported);
+            HostTensor host = HostTensor.of(arena.allocate(64, 256), DLDataType.FLOAT32, 16);
+            view.readTo(host);
+            imported.close();
+            assertThatThrownBy(() -> view.readTo(host)).isInstanceOf(IllegalStateException.class);
+            memory.close();
+            assertThatThrownBy(() -> memory.copyToHost(0, arena.allocate(64))).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(memory::close).isInstanceOf(IllegalStateException.class);
+
+            CudaStream stream = CudaStream.create(0);
+            stream.synchronize();
+            stream.close();
+            assertThatThrownBy(stream::synchronize).isInstanceOf(IllegalStateException.class).hasMessage("CudaStream is closed");
+            assertThatThrownBy(() -> CudaStream.legacyDefault().waitFor(stream)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(stream::close).isInstanceOf(IllegalStateException.class).hasMessage("CudaStream already closed");
+        }
+    }
+
+    @Test
+    void theDeleterPutsBackTheCurrentDeviceOfTheThreadThatCallsIt() throws Exception {
+        int memoryDevice = CudaRuntime.deviceCount() - 1;
+        int consumerDevice = 0;
+        if (memoryDevice == consumerDevice) {
+            System.out.println("one CUDA device: the deleter is checked to leave device 0 current; "
+                    + "restoring across devices is checked with a recording binding in CudaLifetimeTest");
+        }
+        CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, memoryDevice, 4096);
+        ManagedTensorHandle export = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0);
+        memory.close();
+        int[] after = new int[1];
+        Thread consumer = Thread.ofPlatform().start(() -> {
+            Cudart.setDevice(consumerDevice);
+            export.importTensor().close(); // the deleter runs here, on the consumer's thread
+            after[0] = Cudart.getDevice();
+        });
+        consumer.join();
+        assertThat(memory.references()).isZero();
+        assertThat(after[0]).as("the consumer thread's current device").isEqualTo(consumerDevice);
     }
 }

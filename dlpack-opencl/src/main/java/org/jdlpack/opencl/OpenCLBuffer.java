@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
@@ -14,6 +13,7 @@ import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.internal.Downcalls;
 
 /**
  * An OpenCL buffer ({@code cl_mem}) that this object holds one reference to.
@@ -21,19 +21,27 @@ import org.jdlpack.abi.TensorSpec;
  * <p>Exports retain the buffer and their deleters release it, from any thread, so the buffer
  * outlives {@link #close()} for as long as a consumer holds an export.
  *
+ * <p>Lifetime: {@link #close()} releases this object's reference once. Afterwards every method
+ * but the accessors throws {@link IllegalStateException} (so does a second close), and
+ * {@link #handle()} can no longer be passed to OpenCL through jdlpack. The check is part of each
+ * OpenCL call, so it holds under races too: an export retains the buffer only while it is open.
+ *
  * <p>Thread safety: every method may be called from any thread; transfers go through the
- * context's in-order queue.
+ * context's in-order queue. A close while another thread is inside an OpenCL call on this buffer
+ * fails and leaves the buffer open.
  */
 public final class OpenCLBuffer implements AutoCloseable {
 
     private final OpenCLContext context;
+    private final Arena lifetime;
+    /** The {@code cl_mem}, bound to {@link #lifetime}. */
     private final MemorySegment mem;
     private final long byteSize;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private OpenCLBuffer(OpenCLContext context, MemorySegment mem, long byteSize) {
+    private OpenCLBuffer(OpenCLContext context, long mem, long byteSize) {
         this.context = context;
-        this.mem = mem;
+        this.lifetime = Arena.ofShared();
+        this.mem = Downcalls.bound(mem, lifetime.scope());
         this.byteSize = byteSize;
     }
 
@@ -41,21 +49,12 @@ public final class OpenCLBuffer implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("an OpenCL buffer needs at least 1 byte, not " + bytes);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment error = arena.allocate(JAVA_INT);
-            MemorySegment mem = (MemorySegment) CL.CREATE_BUFFER.invokeExact(context.context(), CL.MEM_READ_WRITE, bytes,
-                    MemorySegment.NULL, error);
-            CL.check(error.get(JAVA_INT, 0), "clCreateBuffer");
-            return new OpenCLBuffer(context, mem, bytes);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return new OpenCLBuffer(context, CL.createBuffer(context.context(), CL.MEM_READ_WRITE, bytes).address(), bytes);
     }
 
     /**
-     * The {@code cl_mem} handle, as DLPack's {@code data} field carries it.
+     * The {@code cl_mem} handle, as DLPack's {@code data} field carries it. The segment is bound to
+     * this buffer's lifetime: jdlpack refuses it once the buffer is closed.
      *
      * @return the handle
      */
@@ -78,9 +77,10 @@ public final class OpenCLBuffer implements AutoCloseable {
      * meant for tests and leak hunting.
      *
      * @return the reference count
+     * @throws IllegalStateException if this buffer is closed
      */
     public int referenceCount() {
-        return OpenCLTensor.memInfoInt(mem, CL.MEM_REFERENCE_COUNT);
+        return (int) CL.getMemObjectInfo(live(), CL.MEM_REFERENCE_COUNT, JAVA_INT);
     }
 
     /**
@@ -88,9 +88,10 @@ public final class OpenCLBuffer implements AutoCloseable {
      *
      * @param offset where in the buffer, in bytes
      * @param source native memory to write
+     * @throws IllegalStateException if this buffer or its context is closed
      */
     public void write(long offset, MemorySegment source) {
-        OpenCLTensor.transfer(context, mem, false, offset, source);
+        CL.enqueueWriteBuffer(context.queue(), live(), offset, source);
     }
 
     /**
@@ -98,6 +99,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      *
      * @param offset where in the buffer, in bytes
      * @param values the values
+     * @throws IllegalStateException if this buffer or its context is closed
      */
     public void write(long offset, float[] values) {
         try (Arena arena = Arena.ofConfined()) {
@@ -110,9 +112,10 @@ public final class OpenCLBuffer implements AutoCloseable {
      *
      * @param offset      where in the buffer, in bytes
      * @param destination native memory to fill
+     * @throws IllegalStateException if this buffer or its context is closed
      */
     public void read(long offset, MemorySegment destination) {
-        OpenCLTensor.transfer(context, mem, true, offset, destination);
+        CL.enqueueReadBuffer(context.queue(), live(), offset, destination);
     }
 
     /**
@@ -121,6 +124,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @param offset where in the buffer, in bytes
      * @param count  how many floats
      * @return the values
+     * @throws IllegalStateException if this buffer or its context is closed
      */
     public float[] readFloats(long offset, int count) {
         try (Arena arena = Arena.ofConfined()) {
@@ -141,6 +145,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @param byteOffset where element 0 is, in bytes from the start of the buffer
      * @return the handle
      * @throws IllegalArgumentException if the elements would leave the buffer
+     * @throws IllegalStateException    if this buffer is closed
      */
     public ManagedTensorHandle export(ManagedTensorKind kind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
         TensorSpec.Builder builder = TensorSpec.builder(MemorySegment.ofAddress(mem.address()), dtype, shape)
@@ -149,11 +154,10 @@ public final class OpenCLBuffer implements AutoCloseable {
             builder.strides(strides);
         }
         TensorSpec spec = builder.build();
-        if (closed.get()) {
-            throw new IllegalStateException("the buffer is closed");
-        }
-        retain();
-        ExportOwner owner = ExportOwner.of(this, this::release);
+        // The check and the retain are one step: the retain is a call with the bound handle, which
+        // fails once the buffer is closed, and a close cannot complete while it runs.
+        CL.retainMemObject(live());
+        ExportOwner owner = ExportOwner.of(this, this::releaseExportReference);
         try {
             return owner.export(spec, ExportOptions.of(kind));
         } finally {
@@ -167,43 +171,33 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @param dtype the element type
      * @param shape the extents
      * @return a handle to a {@code DLManagedTensorVersioned}
+     * @throws IllegalStateException if this buffer is closed
      */
     public ManagedTensorHandle exportVersioned(DLDataType dtype, long... shape) {
         TensorGeometry.checkShape(shape, TensorGeometry.compactStrides(shape));
         return export(ManagedTensorKind.VERSIONED, dtype, shape, null, 0);
     }
 
-    private void retain() {
-        try {
-            CL.check((int) CL.RETAIN_MEM_OBJECT.invokeExact(mem), "clRetainMemObject");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    /** The deleter's release: the buffer may be closed by now, so the raw handle, not the bound one. */
+    private void releaseExportReference() {
+        CL.releaseMemObject(MemorySegment.ofAddress(mem.address()));
     }
 
-    private void release() {
-        try {
-            CL.check((int) CL.RELEASE_MEM_OBJECT.invokeExact(mem), "clReleaseMemObject");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    /** The handle, after a check with a clear message; OpenCL calls check again, race-free. */
+    private MemorySegment live() {
+        return Downcalls.requireAlive(mem, "OpenCLBuffer");
     }
 
     /**
      * Releases this object's reference; exports keep the buffer alive until their deleters run.
      *
-     * @throws IllegalStateException if already closed
+     * @throws IllegalStateException if already closed, or while another thread is inside an
+     *                               OpenCL call on this buffer (it then stays open)
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            throw new IllegalStateException("OpenCLBuffer already closed");
-        }
-        release();
+        Downcalls.close(lifetime, "OpenCLBuffer");
+        CL.releaseMemObject(MemorySegment.ofAddress(mem.address()));
     }
 
     @Override

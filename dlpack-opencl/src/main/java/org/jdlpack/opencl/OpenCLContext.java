@@ -1,29 +1,36 @@
 package org.jdlpack.opencl;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import org.jdlpack.abi.internal.Downcalls;
 
 /**
  * An OpenCL context on one device with one in-order command queue: where buffers are created,
  * kernels run, and OpenCL tensors are read and written.
  *
+ * <p>Lifetime: {@link #close()} releases the queue and the context once; afterwards every
+ * operation that needs them (allocating, compiling, transfers of buffers and tensors of this
+ * context, {@link #finish()}) throws {@link IllegalStateException}, and so does a second close.
+ * Buffers keep the OpenCL context itself alive until they are released.
+ *
  * <p>Thread safety: OpenCL contexts and queues are thread-safe, and so is this class; commands
- * from several threads are serialised by the in-order queue. {@link #close()} must not race with
- * other use.
+ * from several threads are serialised by the in-order queue. A close while another thread is
+ * inside an OpenCL call on this context fails and leaves the context open.
  */
 public final class OpenCLContext implements AutoCloseable {
 
     private final OpenCLDevice device;
+    private final Arena lifetime;
+    /** The {@code cl_context} and {@code cl_command_queue}, bound to {@link #lifetime}. */
     private final MemorySegment context;
     private final MemorySegment queue;
 
-    private OpenCLContext(OpenCLDevice device, MemorySegment context, MemorySegment queue) {
+    private OpenCLContext(OpenCLDevice device, long context, long queue) {
         this.device = device;
-        this.context = context;
-        this.queue = queue;
+        this.lifetime = Arena.ofShared();
+        this.context = Downcalls.bound(context, lifetime.scope());
+        this.queue = Downcalls.bound(queue, lifetime.scope());
     }
 
     /**
@@ -34,25 +41,15 @@ public final class OpenCLContext implements AutoCloseable {
      * @throws OpenCLException if OpenCL refuses
      */
     public static OpenCLContext create(OpenCLDevice device) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment error = arena.allocate(JAVA_INT);
-            MemorySegment devices = arena.allocate(ADDRESS);
-            devices.set(ADDRESS, 0, device.device());
-            MemorySegment context = (MemorySegment) CL.CREATE_CONTEXT.invokeExact(MemorySegment.NULL, 1, devices,
-                    MemorySegment.NULL, MemorySegment.NULL, error);
-            CL.check(error.get(JAVA_INT, 0), "clCreateContext");
-            MemorySegment queue = (MemorySegment) CL.CREATE_COMMAND_QUEUE.invokeExact(context, device.device(), 0L, error);
-            int rc = error.get(JAVA_INT, 0);
-            if (rc != CL.SUCCESS) {
-                int ignored = (int) CL.RELEASE_CONTEXT.invokeExact(context);
-                CL.check(rc, "clCreateCommandQueue");
-            }
-            return new OpenCLContext(device, context, queue);
-        } catch (RuntimeException e) {
+        MemorySegment context = CL.createContext(device.device());
+        MemorySegment queue;
+        try {
+            queue = CL.createCommandQueue(context, device.device());
+        } catch (RuntimeException | Error e) {
+            CL.releaseContext(context);
             throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
+        return new OpenCLContext(device, context.address(), queue.address());
     }
 
     /**
@@ -69,6 +66,7 @@ public final class OpenCLContext implements AutoCloseable {
      *
      * @param bytes its size, more than 0
      * @return the buffer, holding one reference
+     * @throws IllegalStateException if this context is closed
      */
     public OpenCLBuffer allocate(long bytes) {
         return OpenCLBuffer.create(this, bytes);
@@ -80,41 +78,46 @@ public final class OpenCLContext implements AutoCloseable {
      * @param source the program
      * @param name   the kernel function
      * @return the kernel
-     * @throws OpenCLException with the build log if the program does not build
+     * @throws OpenCLException       with the build log if the program does not build
+     * @throws IllegalStateException if this context is closed
      */
     public OpenCLKernel compile(String source, String name) {
         return OpenCLKernel.build(this, source, name);
     }
 
-    /** Waits for every command queued so far. */
+    /**
+     * Waits for every command queued so far.
+     *
+     * @throws IllegalStateException if this context is closed
+     */
     public void finish() {
-        try {
-            CL.check((int) CL.FINISH.invokeExact(queue), "clFinish");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        CL.finish(queue());
     }
 
+    /** The {@code cl_context}, bound to this object's lifetime. */
     MemorySegment context() {
-        return context;
+        return Downcalls.requireAlive(context, "OpenCLContext");
     }
 
+    /** The {@code cl_command_queue}, bound to this object's lifetime. */
     MemorySegment queue() {
-        return queue;
+        return Downcalls.requireAlive(queue, "OpenCLContext");
     }
 
-    /** Releases the queue and the context; buffers keep the context alive in OpenCL until released. */
+    /**
+     * Releases the queue and the context; buffers keep the context alive in OpenCL until they are
+     * released.
+     *
+     * @throws IllegalStateException if already closed, or while another thread is inside an
+     *                               OpenCL call on this context (it then stays open)
+     */
     @Override
     public void close() {
+        Downcalls.close(lifetime, "OpenCLContext");
         try {
-            CL.check((int) CL.RELEASE_COMMAND_QUEUE.invokeExact(queue), "clReleaseCommandQueue");
-            CL.check((int) CL.RELEASE_CONTEXT.invokeExact(context), "clReleaseContext");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            CL.releaseCommandQueue(MemorySegment.ofAddress(queue.address()));
+        } finally {
+            CL.releaseContext(MemorySegment.ofAddress(context.address()));
         }
     }
 

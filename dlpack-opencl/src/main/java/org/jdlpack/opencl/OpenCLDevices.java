@@ -1,11 +1,9 @@
 package org.jdlpack.opencl;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -20,6 +18,9 @@ import java.util.List;
  */
 public final class OpenCLDevices {
 
+    /** {@code CL_DEVICE_NOT_FOUND}: what {@code clGetDeviceIDs} says for a platform without devices. */
+    private static final int DEVICE_NOT_FOUND = -1;
+
     private OpenCLDevices() {
     }
 
@@ -30,40 +31,39 @@ public final class OpenCLDevices {
      * @throws OpenCLException if no OpenCL ICD loader is installed, or a query fails
      */
     public static List<OpenCLDevice> discover() {
-        CL.requireLibrary();
+        int platformCount;
+        try {
+            platformCount = CL.getPlatformIDs(0, MemorySegment.NULL);
+        } catch (OpenCLException e) {
+            if (e.errorCode() == CL.PLATFORM_NOT_FOUND_KHR) {
+                return List.of(); // an ICD loader without any platform
+            }
+            throw e;
+        }
         List<OpenCLDevice> devices = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(JAVA_INT);
-            int rc = (int) CL.GET_PLATFORM_IDS.invokeExact(0, MemorySegment.NULL, count);
-            if (rc == CL.PLATFORM_NOT_FOUND_KHR) {
-                return List.of();
-            }
-            CL.check(rc, "clGetPlatformIDs");
-            int platformCount = count.get(JAVA_INT, 0);
             MemorySegment platforms = arena.allocate(ADDRESS, Math.max(platformCount, 1));
-            CL.check((int) CL.GET_PLATFORM_IDS.invokeExact(platformCount, platforms, count), "clGetPlatformIDs");
+            CL.getPlatformIDs(platformCount, platforms);
             for (int p = 0; p < platformCount; p++) {
                 MemorySegment platform = platforms.getAtIndex(ADDRESS, p);
-                String platformName = info(CL.GET_PLATFORM_INFO, platform, CL.PLATFORM_NAME, "clGetPlatformInfo");
-                rc = (int) CL.GET_DEVICE_IDS.invokeExact(platform, CL.DEVICE_TYPE_ALL, 0, MemorySegment.NULL, count);
-                if (rc == -1) { // CL_DEVICE_NOT_FOUND: a platform without devices
-                    continue;
+                String platformName = info(CL::getPlatformInfo, platform, CL.PLATFORM_NAME);
+                int deviceCount;
+                try {
+                    deviceCount = CL.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, 0, MemorySegment.NULL);
+                } catch (OpenCLException e) {
+                    if (e.errorCode() == DEVICE_NOT_FOUND) {
+                        continue; // a platform without devices
+                    }
+                    throw e;
                 }
-                CL.check(rc, "clGetDeviceIDs");
-                int deviceCount = count.get(JAVA_INT, 0);
                 MemorySegment ids = arena.allocate(ADDRESS, Math.max(deviceCount, 1));
-                CL.check((int) CL.GET_DEVICE_IDS.invokeExact(platform, CL.DEVICE_TYPE_ALL, deviceCount, ids, count), "clGetDeviceIDs");
+                CL.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, deviceCount, ids);
                 for (int d = 0; d < deviceCount; d++) {
                     MemorySegment device = ids.getAtIndex(ADDRESS, d);
-                    devices.add(new OpenCLDevice(devices.size(), platformName,
-                            info(CL.GET_DEVICE_INFO, device, CL.DEVICE_NAME, "clGetDeviceInfo"),
-                            info(CL.GET_DEVICE_INFO, device, CL.DEVICE_VERSION, "clGetDeviceInfo"), platform, device));
+                    devices.add(new OpenCLDevice(devices.size(), platformName, info(CL::getDeviceInfo, device, CL.DEVICE_NAME),
+                            info(CL::getDeviceInfo, device, CL.DEVICE_VERSION), platform, device));
                 }
             }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
         return List.copyOf(devices);
     }
@@ -100,13 +100,18 @@ public final class OpenCLDevices {
         return devices.get(deviceId);
     }
 
-    private static String info(MethodHandle query, MemorySegment handle, int parameter, String call) throws Throwable {
+    /** A {@code clGet*Info} call of the call layer: writes into {@code value} (NULL for the size), returns the size. */
+    private interface InfoQuery {
+        long get(MemorySegment handle, int parameter, MemorySegment value);
+    }
+
+    /** A string property of a platform or device. */
+    private static String info(InfoQuery query, MemorySegment handle, int parameter) {
+        long size = query.get(handle, parameter, MemorySegment.NULL);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment size = arena.allocate(java.lang.foreign.ValueLayout.JAVA_LONG);
-            CL.check((int) query.invokeExact(handle, parameter, 0L, MemorySegment.NULL, size), call);
-            MemorySegment text = arena.allocate(size.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0) + 1);
-            CL.check((int) query.invokeExact(handle, parameter, text.byteSize(), text, MemorySegment.NULL), call);
-            return CL.string(text).strip();
+            MemorySegment text = arena.allocate(size + 1);
+            query.get(handle, parameter, text);
+            return text.getString(0).strip();
         }
     }
 }

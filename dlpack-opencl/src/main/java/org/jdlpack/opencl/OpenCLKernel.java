@@ -7,76 +7,92 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jdlpack.abi.internal.Downcalls;
 
 /**
  * A kernel built from OpenCL C source, run over a 1-D range on its context's queue. Enough to
  * compute on exchanged tensors in place; not a general OpenCL binding.
  *
+ * <p>Lifetime: {@link #close()} releases the kernel and its program once; afterwards
+ * {@link #run} throws {@link IllegalStateException}, and so does a second close.
+ *
  * <p>Thread safety: OpenCL kernels are not safe to configure from several threads at once, so
- * {@link #run} is synchronized.
+ * {@link #run} is synchronized. A close while another thread is inside an OpenCL call of
+ * {@link #run} fails and leaves the kernel open.
  */
 public final class OpenCLKernel implements AutoCloseable {
 
     private final OpenCLContext context;
+    private final Arena lifetime;
+    /** The {@code cl_program} and {@code cl_kernel}, bound to {@link #lifetime}. */
     private final MemorySegment program;
     private final MemorySegment kernel;
     private final String name;
 
-    private OpenCLKernel(OpenCLContext context, MemorySegment program, MemorySegment kernel, String name) {
+    private OpenCLKernel(OpenCLContext context, long program, long kernel, String name) {
         this.context = context;
-        this.program = program;
-        this.kernel = kernel;
+        this.lifetime = Arena.ofShared();
+        this.program = Downcalls.bound(program, lifetime.scope());
+        this.kernel = Downcalls.bound(kernel, lifetime.scope());
         this.name = name;
     }
 
     static OpenCLKernel build(OpenCLContext context, String source, String name) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment error = arena.allocate(JAVA_INT);
-            MemorySegment strings = arena.allocate(ADDRESS);
-            strings.set(ADDRESS, 0, arena.allocateFrom(source));
-            MemorySegment program = (MemorySegment) CL.CREATE_PROGRAM_WITH_SOURCE.invokeExact(context.context(), 1, strings,
-                    MemorySegment.NULL, error);
-            CL.check(error.get(JAVA_INT, 0), "clCreateProgramWithSource");
-            MemorySegment devices = arena.allocate(ADDRESS);
-            devices.set(ADDRESS, 0, context.device().device());
-            int rc = (int) CL.BUILD_PROGRAM.invokeExact(program, 1, devices, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL);
-            if (rc != CL.SUCCESS) {
-                MemorySegment log = arena.allocate(65536);
-                int ignored = (int) CL.GET_PROGRAM_BUILD_INFO.invokeExact(program, context.device().device(), CL.PROGRAM_BUILD_LOG,
-                        log.byteSize() - 1, log, MemorySegment.NULL);
-                ignored = (int) CL.RELEASE_PROGRAM.invokeExact(program);
-                throw new OpenCLException(new OpenCLException(rc, "clBuildProgram").getMessage() + "\n" + CL.string(log));
+        MemorySegment device = context.device().device();
+        MemorySegment program = CL.createProgramWithSource(context.context(), source);
+        try {
+            try {
+                CL.buildProgram(program, device);
+            } catch (OpenCLException e) {
+                throw new OpenCLException(e.getMessage() + "\n" + buildLog(program, device));
             }
-            MemorySegment kernel = (MemorySegment) CL.CREATE_KERNEL.invokeExact(program, arena.allocateFrom(name), error);
-            CL.check(error.get(JAVA_INT, 0), "clCreateKernel(" + name + ")");
-            return new OpenCLKernel(context, program, kernel, name);
-        } catch (RuntimeException e) {
+            return new OpenCLKernel(context, program.address(), CL.createKernel(program, name).address(), name);
+        } catch (RuntimeException | Error e) {
+            CL.releaseProgram(program);
             throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+        }
+    }
+
+    private static String buildLog(MemorySegment program, MemorySegment device) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment log = arena.allocate(65536);
+            CL.getProgramBuildInfo(program, device, CL.PROGRAM_BUILD_LOG, log.asSlice(0, log.byteSize() - 1));
+            return log.getString(0);
+        } catch (OpenCLException e) {
+            return "(no build log: " + e.getMessage() + ")";
         }
     }
 
     /**
      * Sets the arguments and runs the kernel over {@code globalSize} work items, waiting for it to
-     * finish.
+     * finish. Buffer arguments are retained for the run, so that closing one on another thread
+     * cannot free it under the kernel.
      *
      * @param globalSize the number of work items
      * @param arguments  in order: {@link OpenCLBuffer} or a {@code cl_mem} {@link MemorySegment}
-     *                   for {@code __global} pointers, {@link Integer} for {@code int},
-     *                   {@link Long} for {@code long}, {@link Float} for {@code float}
+     *                   (such as {@link OpenCLTensor#handle()}) for {@code __global} pointers,
+     *                   {@link Integer} for {@code int}, {@link Long} for {@code long},
+     *                   {@link Float} for {@code float}
+     * @throws IllegalStateException    if this kernel, its context, or a buffer or tensor argument
+     *                                  is closed
+     * @throws IllegalArgumentException for an argument of another type
      */
     public synchronized void run(long globalSize, Object... arguments) {
+        MemorySegment live = Downcalls.requireAlive(kernel, "OpenCLKernel");
+        List<MemorySegment> retained = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             for (int i = 0; i < arguments.length; i++) {
                 Object argument = arguments[i];
                 MemorySegment value;
-                if (argument instanceof OpenCLBuffer buffer) {
-                    value = arena.allocate(ADDRESS);
-                    value.set(ADDRESS, 0, buffer.handle());
-                } else if (argument instanceof MemorySegment mem) {
-                    value = arena.allocate(ADDRESS);
-                    value.set(ADDRESS, 0, mem);
+                if (argument instanceof OpenCLBuffer || argument instanceof MemorySegment) {
+                    MemorySegment mem = argument instanceof OpenCLBuffer buffer ? buffer.handle() : (MemorySegment) argument;
+                    // A call with the bound handle: fails if its owner is closed, else holds it until released below.
+                    CL.retainMemObject(Downcalls.requireAlive(mem, "the cl_mem of argument " + i + " of kernel " + name));
+                    retained.add(MemorySegment.ofAddress(mem.address()));
+                    value = arena.allocateFrom(ADDRESS, mem);
                 } else if (argument instanceof Integer v) {
                     value = arena.allocateFrom(JAVA_INT, v);
                 } else if (argument instanceof Long v) {
@@ -87,29 +103,28 @@ public final class OpenCLKernel implements AutoCloseable {
                     throw new IllegalArgumentException("argument " + i + " of kernel " + name + " has unsupported type "
                             + (argument == null ? "null" : argument.getClass().getName()));
                 }
-                CL.check((int) CL.SET_KERNEL_ARG.invokeExact(kernel, i, value.byteSize(), value), "clSetKernelArg(" + i + ")");
+                CL.setKernelArg(live, i, value);
             }
-            MemorySegment global = arena.allocateFrom(JAVA_LONG, globalSize);
-            CL.check((int) CL.ENQUEUE_ND_RANGE_KERNEL.invokeExact(context.queue(), kernel, 1, MemorySegment.NULL, global,
-                    MemorySegment.NULL, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueNDRangeKernel(" + name + ")");
+            CL.enqueueNDRangeKernel(context.queue(), live, globalSize);
             context.finish();
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+        } finally {
+            retained.forEach(CL::releaseMemObject);
         }
     }
 
-    /** Releases the kernel and its program. */
+    /**
+     * Releases the kernel and its program.
+     *
+     * @throws IllegalStateException if already closed, or while another thread is inside an
+     *                               OpenCL call of {@link #run} (it then stays open)
+     */
     @Override
     public void close() {
+        Downcalls.close(lifetime, "OpenCLKernel");
         try {
-            CL.check((int) CL.RELEASE_KERNEL.invokeExact(kernel), "clReleaseKernel");
-            CL.check((int) CL.RELEASE_PROGRAM.invokeExact(program), "clReleaseProgram");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            CL.releaseKernel(MemorySegment.ofAddress(kernel.address()));
+        } finally {
+            CL.releaseProgram(MemorySegment.ofAddress(program.address()));
         }
     }
 }

@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Optional;
 
@@ -16,6 +15,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.abi.internal.Downcalls;
 import org.jdlpack.cpu.HostTensor;
 import org.jdlpack.cpu.internal.StridedTransfer;
 
@@ -33,8 +33,13 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  * with contiguous rows in one {@code clEnqueueRead/WriteBufferRect}; anything else is read as
  * the one byte range it spans and gathered on the host, and written element by element.
  *
- * <p>Lifetime and thread safety: this view does not own the imported tensor; use it while the
- * tensor is open. Methods may be called from any thread.
+ * <p>Lifetime: this view does not own the imported tensor; it is bound to the tensor's scope. Once
+ * the tensor is closed (or its arena), every transfer throws {@link IllegalStateException}, and so
+ * it does once the context is closed; closing the tensor while a transfer runs on another thread
+ * fails instead of releasing the buffer under it.
+ *
+ * <p>Thread safety: methods may be called from any thread (for a tensor imported into a confined
+ * arena, only from that arena's thread).
  */
 public final class OpenCLTensor {
 
@@ -68,6 +73,7 @@ public final class OpenCLTensor {
      * @throws UnsupportedDeviceException if the tensor is not on OpenCL, or on another device id
      * @throws InvalidTensorException     if the handle is not a buffer of this context, or the
      *                                    elements leave the buffer
+     * @throws IllegalStateException      if the tensor or the context is closed
      */
     public static OpenCLTensor of(ImportedTensor tensor, OpenCLContext context) {
         if (tensor.device().deviceType() != DLDeviceType.OPENCL.code()) {
@@ -77,11 +83,11 @@ public final class OpenCLTensor {
             throw new UnsupportedDeviceException(tensor.device(), "the tensor is on " + tensor.device()
                     + " but the context is on OpenCL device " + context.device().deviceId());
         }
-        MemorySegment mem = MemorySegment.ofAddress(tensor.dataAddress());
+        MemorySegment mem = Downcalls.requireAlive(Downcalls.bound(tensor.dataAddress(), tensor.scope()), "ImportedTensor");
         TensorExtent extent = tensor.extent();
         if (tensor.elementCount() > 0) {
             checkBuffer(mem, context);
-            long size = memInfoLong(mem, CL.MEM_SIZE);
+            long size = CL.getMemObjectInfo(mem, CL.MEM_SIZE, JAVA_LONG);
             long first = tensor.byteOffset() + extent.startByte();
             if (first < 0 || tensor.byteOffset() > size || extent.endByte() > size - tensor.byteOffset()) {
                 throw new InvalidTensorException("DLTensor.byte_offset " + tensor.byteOffset() + " with shape "
@@ -110,8 +116,8 @@ public final class OpenCLTensor {
         int type;
         long owner;
         try {
-            type = memInfoInt(mem, CL.MEM_TYPE);
-            owner = memInfoLong(mem, CL.MEM_CONTEXT);
+            type = (int) CL.getMemObjectInfo(mem, CL.MEM_TYPE, JAVA_INT);
+            owner = CL.getMemObjectInfo(mem, CL.MEM_CONTEXT, JAVA_LONG);
         } catch (OpenCLException e) {
             throw new InvalidTensorException(handle + " is not a valid cl_mem: " + e.getMessage(), e);
         }
@@ -124,7 +130,8 @@ public final class OpenCLTensor {
     }
 
     /**
-     * The {@code cl_mem} handle, for passing to kernels.
+     * The {@code cl_mem} handle, for passing to kernels; bound to the imported tensor's scope, so
+     * that jdlpack refuses it once the tensor is closed.
      *
      * @return the buffer handle
      */
@@ -172,6 +179,7 @@ public final class OpenCLTensor {
      * Reads every element into a host tensor of the same dtype and shape.
      *
      * @param destination where the elements go, in any layout
+     * @throws IllegalStateException if the tensor or the context is closed
      */
     public void readTo(HostTensor destination) {
         StridedTransfer.read(transfers(), layout(), destination);
@@ -181,6 +189,7 @@ public final class OpenCLTensor {
      * Reads a float32 tensor into an array, in row-major order.
      *
      * @return the elements
+     * @throws IllegalStateException if the tensor or the context is closed
      */
     public float[] readFloats() {
         if (!dtype.equals(DLDataType.FLOAT32)) {
@@ -199,6 +208,7 @@ public final class OpenCLTensor {
      * Writes every element from a host tensor of the same dtype and shape.
      *
      * @param source the elements, in any layout
+     * @throws IllegalStateException if the tensor or the context is closed
      */
     public void writeFrom(HostTensor source) {
         StridedTransfer.write(transfers(), layout(), source);
@@ -208,6 +218,7 @@ public final class OpenCLTensor {
      * Writes float32 values from an array, in row-major order.
      *
      * @param values exactly as many values as the tensor has elements
+     * @throws IllegalStateException if the tensor or the context is closed
      */
     public void writeFloats(float[] values) {
         if (!dtype.equals(DLDataType.FLOAT32)) {
@@ -224,31 +235,30 @@ public final class OpenCLTensor {
         return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
     }
 
-    /** Blocking buffer and rectangle transfers on the context's queue. */
+    /**
+     * Blocking buffer and rectangle transfers on the context's queue. Checks first that the tensor
+     * and the context are open, with a clear message; each OpenCL call checks again, race-free.
+     */
     private StridedTransfer.Device transfers() {
+        MemorySegment queue = context.queue();
+        MemorySegment buffer = Downcalls.requireAlive(mem, "ImportedTensor");
         return new StridedTransfer.Device() {
             @Override
             public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
-                transfer(context, mem, toHost, deviceOffset, host);
+                if (toHost) {
+                    CL.enqueueReadBuffer(queue, buffer, deviceOffset, host);
+                } else {
+                    CL.enqueueWriteBuffer(queue, buffer, deviceOffset, host);
+                }
             }
 
             @Override
             public void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch,
                                     long rowBytes, long rows) {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment bufferOrigin = arena.allocateFrom(JAVA_LONG, deviceOffset, 0, 0);
-                    MemorySegment hostOrigin = arena.allocateFrom(JAVA_LONG, 0, 0, 0);
-                    MemorySegment region = arena.allocateFrom(JAVA_LONG, rowBytes, rows, 1);
-                    int rc = toHost
-                            ? (int) CL.ENQUEUE_READ_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin,
-                                    region, devicePitch, 0L, hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL)
-                            : (int) CL.ENQUEUE_WRITE_BUFFER_RECT.invokeExact(context.queue(), mem, CL.TRUE, bufferOrigin, hostOrigin,
-                                    region, devicePitch, 0L, hostPitch, 0L, host, 0, MemorySegment.NULL, MemorySegment.NULL);
-                    CL.check(rc, toHost ? "clEnqueueReadBufferRect" : "clEnqueueWriteBufferRect");
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Throwable t) {
-                    throw new IllegalStateException(t);
+                if (toHost) {
+                    CL.enqueueReadBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
+                } else {
+                    CL.enqueueWriteBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
                 }
             }
 
@@ -257,46 +267,6 @@ public final class OpenCLTensor {
                 // every transfer above is blocking
             }
         };
-    }
-
-    // ----- transfers shared with OpenCLBuffer -----
-
-    /** One blocking {@code clEnqueueRead/WriteBuffer} of {@code host.byteSize()} bytes. */
-    static void transfer(OpenCLContext context, MemorySegment mem, boolean toHost, long offset, MemorySegment host) {
-        try {
-            int rc = toHost
-                    ? (int) CL.ENQUEUE_READ_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, host.byteSize(), host, 0,
-                            MemorySegment.NULL, MemorySegment.NULL)
-                    : (int) CL.ENQUEUE_WRITE_BUFFER.invokeExact(context.queue(), mem, CL.TRUE, offset, host.byteSize(), host, 0,
-                            MemorySegment.NULL, MemorySegment.NULL);
-            CL.check(rc, toHost ? "clEnqueueReadBuffer" : "clEnqueueWriteBuffer");
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    static int memInfoInt(MemorySegment mem, int parameter) {
-        return (int) memInfo(mem, parameter, JAVA_INT);
-    }
-
-    static long memInfoLong(MemorySegment mem, int parameter) {
-        return memInfo(mem, parameter, JAVA_LONG);
-    }
-
-    /** {@code clGetMemObjectInfo} for a value of the given width (cl_uint or size_t/pointer). */
-    private static long memInfo(MemorySegment mem, int parameter, ValueLayout layout) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(JAVA_LONG); // room for either width
-            CL.check((int) CL.GET_MEM_OBJECT_INFO.invokeExact(mem, parameter, layout.byteSize(), value, MemorySegment.NULL),
-                    "clGetMemObjectInfo");
-            return layout == JAVA_INT ? value.get(JAVA_INT, 0) : value.get(JAVA_LONG, 0);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
     }
 
     @Override

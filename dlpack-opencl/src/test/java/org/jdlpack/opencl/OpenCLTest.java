@@ -20,7 +20,6 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.abi.peer.NothingLeftBehind;
-import org.jdlpack.abi.peer.PeerRequirement;
 import org.jdlpack.cpu.HostTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,17 +36,9 @@ class OpenCLTest {
 
     @BeforeAll
     static void openContext() {
-        List<OpenCLDevice> devices;
-        try {
-            devices = OpenCLDevices.discover();
-        } catch (OpenCLException e) {
-            throw PeerRequirement.missing("OpenCL", e.getMessage());
-        }
-        if (devices.isEmpty()) {
-            throw PeerRequirement.missing("OpenCL", "no OpenCL platform has a device; install pocl-opencl-icd");
-        }
-        devices.forEach(device -> System.out.println("Discovered " + device));
-        context = OpenCLContext.create(devices.get(0));
+        OpenCLDevice device = OpenCLPeer.firstDevice();
+        OpenCLDevices.discover().forEach(discovered -> System.out.println("Discovered " + discovered));
+        context = OpenCLContext.create(device);
     }
 
     @AfterAll
@@ -216,5 +207,14 @@ class OpenCLTest {
         assertThatThrownBy(() -> context.compile("__kernel void broken( {", "broken")).isInstanceOf(OpenCLException.class)
                 .hasMessageContaining("clBuildProgram failed: CL_BUILD_PROGRAM_FAILURE (-11)");
         assertThatThrownBy(() -> context.allocate(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aFunctionTheLoaderLacksFailsWithItsNameAtTheCall() {
+        java.lang.invoke.MethodHandle missing = CL.bind("clNoSuchFunction", java.lang.foreign.ValueLayout.JAVA_INT,
+                java.lang.foreign.ValueLayout.ADDRESS);
+        assertThatThrownBy(() -> {
+            int ignored = (int) missing.invokeExact(MemorySegment.NULL);
+        }).isInstanceOf(OpenCLException.class).hasMessage("the OpenCL ICD loader has no function clNoSuchFunction");
     }
 }
