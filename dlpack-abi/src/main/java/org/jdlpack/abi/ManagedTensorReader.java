@@ -28,8 +28,12 @@ final class ManagedTensorReader {
      * and strides in one array ({@code dims[i]} is {@code shape[i]}, {@code dims[ndim + i]} is
      * {@code strides[i]}), the extent as two longs.
      */
-    record Fields(long version, long flags, long data, DLDevice device, DLDataType dtype, long[] dims,
+    record Fields(long version, long flags, long data, int deviceType, int deviceId, DLDataType dtype, long[] dims,
                   boolean stridesWereNull, long byteOffset, long elementCount, long extentStart, long extentSize) {
+
+        DLDevice device() {
+            return new DLDevice(deviceType, deviceId);
+        }
 
         int ndim() {
             return dims.length >> 1;
@@ -54,8 +58,27 @@ final class ManagedTensorReader {
         /** For leak reports and toString: what was imported, without the pointer. */
         @Override
         public String toString() {
-            return device + ", " + dtype + ", shape " + Arrays.toString(shape());
+            return device() + ", " + dtype + ", shape " + Arrays.toString(shape());
         }
+    }
+
+    /**
+     * Validated single-lane dtypes by {@code code << 8 | bits}, so that an import allocates no
+     * dtype of its own. Filled on first use; a racing fill stores an equal immutable value.
+     */
+    private static final DLDataType[] SINGLE_LANE = new DLDataType[32 << 8];
+
+    private static DLDataType dtype(byte code, byte bits, short lanes) {
+        int key = (code & 0xff) << 8 | (bits & 0xff);
+        if (lanes != 1 || key >= SINGLE_LANE.length) {
+            return DLDataType.fromRaw(code, bits, lanes);
+        }
+        DLDataType known = SINGLE_LANE[key];
+        if (known == null) {
+            known = DLDataType.fromRaw(code, bits, lanes); // throws for an invalid combination, caching nothing
+            SINGLE_LANE[key] = known;
+        }
+        return known;
     }
 
     /**
@@ -111,7 +134,7 @@ final class ManagedTensorReader {
         if (ndim > TensorGeometry.MAX_NDIM) {
             throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", above the maximum " + TensorGeometry.MAX_NDIM);
         }
-        DLDataType dtype = DLDataType.fromRaw(
+        DLDataType dtype = dtype(
                 struct.get(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE),
                 struct.get(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS),
                 struct.get(JAVA_SHORT_UNALIGNED, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES));
@@ -158,7 +181,7 @@ final class ManagedTensorReader {
         if (device.isHostAccessible() && count > 0) {
             checkHostAddressRange(data, byteOffset, extent, dims, ndim);
         }
-        return new Fields(version, flags, data, device, dtype, dims, stridesWereNull, byteOffset, count, extent.startByte(),
+        return new Fields(version, flags, data, device.deviceType(), device.deviceId(), dtype, dims, stridesWereNull, byteOffset, count, extent.startByte(),
                 extent.byteSize());
     }
 
