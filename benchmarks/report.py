@@ -18,6 +18,15 @@ def key(run):
     return name[-2] + "." + name[-1] + ("" if not params else "(" + ",".join(f"{k}={v}" for k, v in params.items()) + ")")
 
 
+def robust(run):
+    """Median and minimum of the measurement iterations of all forks: on a shared machine one
+    descheduled iteration moves JMH's mean by orders of magnitude, the median does not."""
+    raw = [x for fork in run["primaryMetric"].get("rawData", []) for x in fork]
+    if not raw:
+        return run["primaryMetric"]["score"], run["primaryMetric"]["score"]
+    return statistics.median(raw), min(raw)
+
+
 def load(path):
     return json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) > 0 else []
 
@@ -29,8 +38,9 @@ for path in sorted(glob.glob(os.path.join(results, "single-*.json"))):
         metric = run["primaryMetric"]
         a = run.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
         k = key(run)
-        score[k], alloc[k] = metric["score"], a
-        rows.append((k, metric["score"], metric["scoreError"], metric["scoreUnit"], a))
+        median, low = robust(run)
+        score[k], alloc[k] = median, a
+        rows.append((k, median, low, metric["score"], metric["scoreError"], metric["scoreUnit"], a))
 
 
 def s(name):
@@ -41,7 +51,7 @@ def s(name):
 forks = []
 for path in glob.glob(os.path.join(results, "roundtrip-*.json")):
     for run in load(path):
-        forks.append(run["primaryMetric"]["score"])
+        forks.append(robust(run)[0])
 numpy = {}
 for line in open(os.path.join(results, "numpy.txt")):
     m = re.match(r"process (\d+) (numpy_\S+) (\S+)", line)
@@ -56,7 +66,7 @@ scaling_names = ["ExchangeBenchmark.exportPointerVersionedCConsumes", "LifetimeB
 per_thread = {n: {1: s(n)} for n in scaling_names}
 for path in glob.glob(os.path.join(results, "threads-*.json")):
     for run in load(path):
-        per_thread.setdefault(key(run), {})[run["threads"]] = run["primaryMetric"]["score"]
+        per_thread.setdefault(key(run), {})[run["threads"]] = robust(run)[0]
 
 
 def speedup(name, threads):
@@ -177,19 +187,22 @@ for n in scaling_names:
 add("")
 add("## All single-thread figures")
 add("")
-add("| benchmark | score | error (99.9%) | unit | heap bytes/op |")
-add("|---|---|---|---|---|")
-for k, sc, err, unit, al in rows:
-    add(f"| {k} | {sc:.3f} | {err:.3f} | {unit} | {'' if al is None else f'{al:.0f}'} |")
+add("The score used everywhere on this page is the median of the measurement iterations; JMH's mean and error are shown")
+add("beside it, because on a shared machine one descheduled iteration can move the mean by orders of magnitude.")
+add("")
+add("| benchmark | median | min | JMH mean | error (99.9%) | unit | heap bytes/op |")
+add("|---|---|---|---|---|---|---|")
+for k, med, low, sc, err, unit, al in rows:
+    add(f"| {k} | {med:.3f} | {low:.3f} | {sc:.3f} | {err:.3f} | {unit} | {'' if al is None else f'{al:.0f}'} |")
 for name in ("numpy_from_dlpack_ns", "numpy_from_dlpack_nocopy_ns"):
     v = numpy.get(name, [])
     if v:
         label = "np.from_dlpack(a)" if name == "numpy_from_dlpack_ns" else "np.from_dlpack(a, copy=False)"
         add(f"| NumPy `{label}`, {len(v)} processes (timeit, best of 5 each): min / median / max | "
-            f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f} | | ns/op | |")
+            f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f} | | | | ns/op | |")
 if forks:
     add(f"| ExchangeBenchmark.exportPointerVersionedCConsumes, {len(forks)} forks: min / median / max | "
-        f"{min(forks):.1f} / {statistics.median(forks):.1f} / {max(forks):.1f} | | ns/op | |")
+        f"{min(forks):.1f} / {statistics.median(forks):.1f} / {max(forks):.1f} | | | | ns/op | |")
 add("")
 add("## Reading the figures")
 add("")
