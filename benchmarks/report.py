@@ -60,7 +60,8 @@ for line in open(os.path.join(results, "numpy.txt")):
 # Per process, NumPy's faster variant is the bar: from_dlpack(a, copy=False) skips the copy negotiation.
 numpy_best = [min(a, b) for a, b in zip(numpy.get("numpy_from_dlpack_ns", []), numpy.get("numpy_from_dlpack_nocopy_ns", []))]
 
-# Thread scaling: per-thread average time at 1 (single-thread groups), 2, 4 and 8 threads.
+# Thread scaling: per-thread average time at 1, 2, 4 and 8 threads, measured one after the other
+# (the 1-thread point of the single-thread groups is the fallback).
 scaling_names = ["ExchangeBenchmark.exportPointerVersionedCConsumes", "LifetimeBenchmark.importDefaultReadClose",
                  "LifetimeBenchmark.importSharedReadClose", "ExchangeBenchmark.upcallFromJavaThread"]
 per_thread = {n: {1: s(n)} for n in scaling_names}
@@ -252,7 +253,7 @@ plot "{results}/copy.dat" using 1:2 with linespoints title "jdlpack contiguous",
      "" using 1:4 with linespoints title "jdlpack strided (every other row)", \\
      "" using 1:5 with linespoints title "C strided gather"
 unset multiplot
-set terminal pngcairo size 700,460 font "Sans,10"
+set terminal pngcairo size 760,540 font "Sans,10"
 set output "{os.path.join(docs, 'benchmarks-threads.png')}"
 unset logscale
 set logscale x 2
@@ -262,7 +263,7 @@ set format y "%g"
 set xtics (1, 2, 4, 8)
 set xrange [0.8:10]
 set yrange [*:*]
-set key bottom left
+set key below
 set title "Aggregate throughput against threads ({os.cpu_count()} cores)"
 set xlabel "JMH threads"
 set ylabel "million operations per second, all threads (log scale)"

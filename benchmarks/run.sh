@@ -67,7 +67,7 @@ for pattern in "${single_thread[@]}"; do
   fi
 done
 numpy
-for threads in 2 4 8; do
+for threads in 1 2 4 8; do
   jmh_run "threads-$threads" -t "$threads" "$scaling"
 done
 numpy
