@@ -213,7 +213,7 @@ public final class ImportedTensor implements AutoCloseable {
         ImportLifetime.Mode mode = lifetime.mode();
         if (mode == ImportLifetime.Mode.ARENA) {
             Arena arena = lifetime.arena();
-            OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", null);
+            OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", null, null);
             try {
                 // The caller's arena calls the deleter when it closes; the anchor segment only carries that cleanup.
                 NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.release());
@@ -227,8 +227,7 @@ public final class ImportedTensor implements AutoCloseable {
         // registered with the arena. The safety net watches the scope, not this object: segments
         // handed out keep the scope reachable, so it cannot release memory a live segment points to.
         Arena arena = mode == ImportLifetime.Mode.CONFINED ? Arena.ofConfined() : Arena.ofShared();
-        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", watched ? arena.scope() : null);
-        cell.detail = fields;
+        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", watched ? arena.scope() : null, fields);
         return new ImportedTensor(kind, cell, fields, arena, false);
     }
 

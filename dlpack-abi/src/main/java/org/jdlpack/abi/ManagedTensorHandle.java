@@ -31,7 +31,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
 
     ManagedTensorHandle(ManagedTensorKind kind, long address) {
         // The cell watches this handle: forgotten while it still owns the pointer, it is released by the safety net.
-        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle", this);
+        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle", this, null);
     }
 
     /**

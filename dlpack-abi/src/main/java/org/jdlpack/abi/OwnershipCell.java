@@ -41,7 +41,7 @@ final class OwnershipCell extends PhantomReference<Object> {
     /** Where the owner was created, when leak tracking is on; else null. */
     final Throwable creationSite;
     /** Describes the tensor in a leak report (its validated fields), or null; never the watched object. */
-    Object detail;
+    final Object detail;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
 
@@ -56,12 +56,14 @@ final class OwnershipCell extends PhantomReference<Object> {
      *
      * @param watched the object whose unreachability, while still OWNED, is a leak; or null for
      *                an owner that cannot be forgotten (a caller's arena, a scoped import)
+     * @param detail  what a leak report adds to the owner's name, or null
      */
-    OwnershipCell(ManagedTensorKind kind, long address, String owner, Object watched) {
+    OwnershipCell(ManagedTensorKind kind, long address, String owner, Object watched, Object detail) {
         super(watched, watched == null ? null : SafetyNet.queue());
         this.kind = kind;
         this.address = address;
         this.owner = owner;
+        this.detail = detail;
         // Guarded here, not only inside track(): the description lambda would be allocated on
         // every handle and import even with tracking off.
         this.creationSite = LeakTracking.isEnabled()
