@@ -19,8 +19,8 @@ import java.util.Objects;
  * Ownership leaves the handle once: a second consume or import, or a close after a close, throws
  * {@link IllegalStateException} and never calls the deleter again. Closing a handle whose pointer
  * was consumed or imported does nothing, so try-with-resources is always safe. A handle that
- * becomes unreachable while it still owns its pointer is released by a Cleaner and reported as a
- * leak by the safety net.
+ * becomes unreachable while it still owns its pointer is released by the safety net after garbage
+ * collection and reported as a leak.
  *
  * <p>Thread safety: every method may be called from any thread; racing consume, import and close
  * calls are decided by one atomic transition, and exactly one of them wins.
