@@ -184,6 +184,21 @@ static void counting_deleter_versioned(DLManagedTensorVersioned* self) { count_c
 static void counting_deleter_legacy(DLManagedTensor* self) { count_call(self->manager_ctx); }
 
 /*
+ * For benchmarks: a deleter that does nothing, so that what is timed is the consumer's side (a
+ * counting deleter makes a gettid system call and updates a process-wide counter, which threads
+ * importing their own tensors would then share). The tensor stays owned by the table.
+ */
+static void quiet_deleter(void* self) { (void)self; }
+
+PEER_API void peer_use_quiet_deleter(void* managed, int legacy) {
+  if (legacy) {
+    ((DLManagedTensor*)managed)->deleter = (void (*)(DLManagedTensor*))quiet_deleter;
+  } else {
+    ((DLManagedTensorVersioned*)managed)->deleter = (void (*)(DLManagedTensorVersioned*))quiet_deleter;
+  }
+}
+
+/*
  * Makes a managed tensor from the given fields. data_mode: 0 allocate a buffer that holds every
  * element the shape and strides reach (filled with 0, 1, 2, ... as float32 by memory position),
  * 1 NULL data, 2 a small dummy buffer. null_shape writes a NULL shape pointer; strides NULL gives

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
@@ -34,8 +35,11 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The cost of one exchange, with the comparison peers in the same run: a 4-D float32 tensor
  * exported to the C peer, which reads its metadata and calls the deleter (versioned, legacy, and
- * the JNI baseline doing the same through a DirectByteBuffer); a C tensor imported and closed; the
- * deleter upcall alone, from a Java thread and from a native one.
+ * the JNI baseline doing the same through a DirectByteBuffer); a C tensor imported and closed (the
+ * default confined lifetime, and a caller's confined arena); the deleter upcall alone, from a Java
+ * thread and from a native one. Every state is per thread, so run with {@code -t N} the export
+ * measures the library's shared state alone, and the upcall-only benchmark is the control with
+ * none.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -104,7 +108,7 @@ public class ExchangeBenchmark {
 
     @Benchmark
     public long importCTensorAndClose() {
-        try (ImportedTensor tensor = ImportedTensor.importVersioned(cVersioned)) {
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, cVersioned)) {
             return tensor.elementCount();
         }
     }
@@ -112,7 +116,7 @@ public class ExchangeBenchmark {
     @Benchmark
     public long importCTensorIntoConfinedArena() {
         try (Arena confined = Arena.ofConfined()) {
-            return ImportedTensor.importVersioned(cVersioned, confined).elementCount();
+            return ImportedTensor.of(ManagedTensorKind.VERSIONED, cVersioned, ImportLifetime.in(confined)).elementCount();
         }
     }
 

@@ -6,7 +6,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.abi.peer.PeerTensor;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -50,7 +52,7 @@ public class ZeroCopyBenchmark {
 
     @Benchmark
     public float importReadOneElementClose() {
-        try (ImportedTensor tensor = ImportedTensor.importVersioned(managed)) {
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, managed)) {
             return tensor.hostSegment().get(JAVA_FLOAT_UNALIGNED, last);
         }
     }
@@ -58,7 +60,8 @@ public class ZeroCopyBenchmark {
     @Benchmark
     public float importIntoConfinedArenaReadOneElement() {
         try (Arena confined = Arena.ofConfined()) {
-            return ImportedTensor.importVersioned(managed, confined).hostSegment().get(JAVA_FLOAT_UNALIGNED, last);
+            return ImportedTensor.of(ManagedTensorKind.VERSIONED, managed, ImportLifetime.in(confined)).hostSegment()
+                    .get(JAVA_FLOAT_UNALIGNED, last);
         }
     }
 }

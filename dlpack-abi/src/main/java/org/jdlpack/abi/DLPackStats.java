@@ -77,7 +77,7 @@ public final class DLPackStats {
 
     /**
      * Handles and imported tensors that became unreachable without being closed, and were released
-     * by the Cleaner.
+     * by the safety net.
      *
      * @return the count
      */

@@ -2,135 +2,207 @@ package org.jdlpack.abi;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.lang.ref.Cleaner;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
-import org.jdlpack.abi.internal.LeakTracking;
 import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * A tensor produced by native code and owned by Java: the consumer's side of a DLPack exchange.
  *
- * <p>Importing validated every field and copied the metadata (shape, strides with NULL expanded to
- * compact row-major, dtype, device, {@code byte_offset}, flags) into this object, so the metadata
- * accessors never touch native memory.
+ * <p>{@link #of(ManagedTensorKind, MemorySegment)} is the front door: it takes ownership of a
+ * {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, validates every field and copies
+ * the metadata (shape, strides with NULL expanded to compact row-major, dtype, device,
+ * {@code byte_offset}, flags) into this object, so the metadata accessors never touch native
+ * memory. If validation fails, the producer's deleter runs before the exception is thrown.
  *
  * <h2>Lifetime</h2>
  * The tensor and every segment obtained from it share one {@link MemorySegment.Scope}. When that
  * scope ends the producer's deleter is called, exactly once, and any later access to a segment
- * fails with an {@link IllegalStateException} from the FFM runtime instead of touching freed
- * memory. The scope ends in one of three ways:
+ * fails with an exception from the FFM runtime instead of touching freed memory. The
+ * {@link ImportLifetime} chosen at import says who ends it:
  * <ul>
- *   <li>{@link #close()}, for a tensor imported without an arena (it then has a shared arena of its
- *       own);</li>
- *   <li>closing the arena passed to {@link ManagedTensorHandle#importTensor(Arena)};</li>
- *   <li>the Cleaner safety net: a tensor of its own arena that becomes unreachable unclosed is
- *       released after garbage collection and reported as a leak in
- *       {@link DLPackStats#leaksReported()}.</li>
+ *   <li>{@link ImportLifetime#CONFINED} (the default): {@link #close()} on the importing thread.
+ *       Closing from another thread throws {@link WrongThreadException} and leaves the tensor
+ *       open; so does reading its segments from another thread.</li>
+ *   <li>{@link ImportLifetime#SHARED}: {@link #close()} on any thread, at the price of a JVM-wide
+ *       handshake per close.</li>
+ *   <li>{@link ImportLifetime#in(Arena)}: closing the caller's arena; {@link #close()} then does
+ *       nothing, so try-with-resources stays safe.</li>
+ *   <li>{@link #apply(ManagedTensorKind, MemorySegment, Function)}: the end of the action, even
+ *       when it throws.</li>
  * </ul>
+ * A confined or shared tensor that becomes unreachable unclosed, with every segment obtained from
+ * it, is released by a safety net after garbage collection and reported as a leak in
+ * {@link DLPackStats#leaksReported()}.
  *
- * <p>Thread safety: the metadata accessors are safe from any thread. {@link #close()} may be called
- * from any thread; concurrent calls are decided atomically, one wins and the others throw. As with
+ * <p>Thread safety: the metadata accessors are safe from any thread. For a shared tensor,
+ * concurrent {@link #close()} calls are decided atomically: one wins and the others throw. As with
  * any shared arena, closing fails while another thread is inside a native call that holds one of
- * its segments, and then the tensor stays open. A thread that reads a segment while another thread
- * closes the tensor gets an {@link IllegalStateException}; on JDK 25 the FFM runtime also sets that
- * thread's interrupt status (measured: in about a third of such races).
+ * its segments, and the tensor then stays open; a thread reading a segment while another thread
+ * closes the tensor gets an {@link IllegalStateException}.
  */
 public final class ImportedTensor implements AutoCloseable {
 
-    private static final VarHandle CLOSED;
+    private final ManagedTensorKind kind;
+    private final OwnershipCell cell;
+    private final ManagedTensorReader.Fields fields;
+    private final Arena arena;
+    /** Whether {@link #arena} is the caller's: then the arena, not {@link #close()}, ends the tensor. */
+    private final boolean callersArena;
 
-    static {
+    private ImportedTensor(ManagedTensorKind kind, OwnershipCell cell, ManagedTensorReader.Fields fields, Arena arena,
+                           boolean callersArena) {
+        this.kind = kind;
+        this.cell = cell;
+        this.fields = fields;
+        this.arena = arena;
+        this.callersArena = callersArena;
+    }
+
+    /**
+     * Imports a managed tensor with the default lifetime, {@link ImportLifetime#CONFINED}: this
+     * thread reads it and closes it, and closing costs no JVM-wide handshake.
+     *
+     * @param kind    which struct {@code pointer} points to
+     * @param pointer the struct's address; ownership moves to the returned tensor
+     * @return the tensor; close it when done, on this thread
+     * @throws InvalidTensorException      if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
+     * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
+     */
+    public static ImportedTensor of(ManagedTensorKind kind, MemorySegment pointer) {
+        return of(kind, pointer, ImportLifetime.CONFINED);
+    }
+
+    /**
+     * Imports a managed tensor with the given lifetime.
+     *
+     * @param kind     which struct {@code pointer} points to
+     * @param pointer  the struct's address; ownership moves to the returned tensor
+     * @param lifetime who ends the tensor's life, and on which threads it may be used
+     * @return the tensor
+     * @throws InvalidTensorException      if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
+     * @throws IllegalStateException       if the caller's arena is closed (the deleter has run)
+     * @throws WrongThreadException        if the caller's arena is confined to another thread
+     *                                     (the deleter has run)
+     * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
+     */
+    public static ImportedTensor of(ManagedTensorKind kind, MemorySegment pointer, ImportLifetime lifetime) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(lifetime, "lifetime");
+        return take(kind, ManagedTensorHandle.checkedAddress(pointer), lifetime, true);
+    }
+
+    /**
+     * Imports a managed tensor, runs {@code action} on it and releases it when the action returns
+     * or throws: the fastest import, because a tensor that cannot be forgotten needs no safety
+     * net. The tensor and its segments are confined to this thread and must not be used after the
+     * action; the action may close the tensor itself.
+     *
+     * @param kind    which struct {@code pointer} points to
+     * @param pointer the struct's address; ownership moves here
+     * @param action  what to do with the tensor
+     * @param <R>     the action's result type
+     * @return what the action returned
+     * @throws InvalidTensorException      if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
+     * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
+     */
+    public static <R> R apply(ManagedTensorKind kind, MemorySegment pointer, Function<? super ImportedTensor, ? extends R> action) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(action, "action");
+        ImportedTensor tensor = take(kind, ManagedTensorHandle.checkedAddress(pointer), ImportLifetime.CONFINED, false);
         try {
-            CLOSED = MethodHandles.lookup().findVarHandle(ImportedTensor.class, "closed", boolean.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
+            return action.apply(tensor);
+        } finally {
+            if (tensor.isAlive()) {
+                tensor.close();
+            }
         }
     }
 
-    private final ManagedTensorKind kind;
-    private final long address;
-    private final ManagedTensorReader.Fields fields;
-    private final Arena arena;
-    private final boolean ownsArena;
-    private final Cleaner.Cleanable cleanable;
-    @SuppressWarnings("unused") // accessed through CLOSED
-    private volatile boolean closed;
-
-    private ImportedTensor(ManagedTensorKind kind, long address, ManagedTensorReader.Fields fields, Arena arena,
-                           boolean ownsArena, Cleaner.Cleanable cleanable) {
-        this.kind = kind;
-        this.address = address;
-        this.fields = fields;
-        this.arena = arena;
-        this.ownsArena = ownsArena;
-        this.cleanable = cleanable;
-    }
-
     /**
-     * Imports a {@code DLManagedTensorVersioned*}, taking ownership of it: the same as
-     * {@code ManagedTensorHandle.ofVersioned(pointer).importTensor()}, without the handle.
+     * Imports a {@code DLManagedTensorVersioned*} closable from any thread.
      *
      * @param pointer the struct's address
-     * @return the tensor; close it when done
-     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
-     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
-     * @throws IllegalArgumentException     if the pointer is NULL
+     * @return the tensor
+     * @deprecated a shared arena per tensor costs a JVM-wide handshake per close; use
+     *     {@link #of(ManagedTensorKind, MemorySegment)}, or
+     *     {@link #of(ManagedTensorKind, MemorySegment, ImportLifetime)} with
+     *     {@link ImportLifetime#SHARED} where another thread must close the tensor
      */
+    @Deprecated
     public static ImportedTensor importVersioned(MemorySegment pointer) {
-        return take(ManagedTensorKind.VERSIONED, ManagedTensorHandle.checkedAddress(pointer), null);
+        return of(ManagedTensorKind.VERSIONED, pointer, ImportLifetime.SHARED);
     }
 
     /**
-     * Imports a {@code DLManagedTensorVersioned*} into a lifetime the caller chooses: closing
-     * {@code arena} calls the deleter. With a confined arena this is the fastest import, because
-     * closing a confined arena needs no JVM-wide handshake (see docs/benchmarks.md).
+     * Imports a {@code DLManagedTensorVersioned*} into a caller's arena.
      *
      * @param pointer the struct's address
      * @param arena   the lifetime of the tensor and its segments
-     * @return the tensor; {@link #close()} is not available, close the arena
-     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
-     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
-     * @throws IllegalStateException        if the arena is closed (the deleter has run)
+     * @return the tensor
+     * @deprecated use {@link #of(ManagedTensorKind, MemorySegment, ImportLifetime)} with
+     *     {@link ImportLifetime#in(Arena)}
      */
+    @Deprecated
     public static ImportedTensor importVersioned(MemorySegment pointer, Arena arena) {
-        return take(ManagedTensorKind.VERSIONED, ManagedTensorHandle.checkedAddress(pointer), java.util.Objects.requireNonNull(arena, "arena"));
+        return ofArena(ManagedTensorKind.VERSIONED, pointer, arena);
     }
 
     /**
-     * Imports a legacy {@code DLManagedTensor*}, taking ownership of it: the same as
-     * {@code ManagedTensorHandle.ofLegacy(pointer).importTensor()}, without the handle.
+     * Imports a legacy {@code DLManagedTensor*} closable from any thread.
      *
      * @param pointer the struct's address
-     * @return the tensor; close it when done
-     * @throws InvalidTensorException   if a field is malformed (the deleter has run)
-     * @throws IllegalArgumentException if the pointer is NULL
+     * @return the tensor
+     * @deprecated use {@link #of(ManagedTensorKind, MemorySegment)}, or
+     *     {@link #of(ManagedTensorKind, MemorySegment, ImportLifetime)} with
+     *     {@link ImportLifetime#SHARED} where another thread must close the tensor
      */
+    @Deprecated
     public static ImportedTensor importLegacy(MemorySegment pointer) {
-        return take(ManagedTensorKind.LEGACY, ManagedTensorHandle.checkedAddress(pointer), null);
+        return of(ManagedTensorKind.LEGACY, pointer, ImportLifetime.SHARED);
     }
 
     /**
-     * Imports a legacy {@code DLManagedTensor*} into a lifetime the caller chooses; see
-     * {@link #importVersioned(MemorySegment, Arena)}.
+     * Imports a legacy {@code DLManagedTensor*} into a caller's arena.
      *
      * @param pointer the struct's address
      * @param arena   the lifetime of the tensor and its segments
-     * @return the tensor; close the arena to release it
-     * @throws InvalidTensorException if a field is malformed (the deleter has run)
-     * @throws IllegalStateException  if the arena is closed (the deleter has run)
+     * @return the tensor
+     * @deprecated use {@link #of(ManagedTensorKind, MemorySegment, ImportLifetime)} with
+     *     {@link ImportLifetime#in(Arena)}
      */
+    @Deprecated
     public static ImportedTensor importLegacy(MemorySegment pointer, Arena arena) {
-        return take(ManagedTensorKind.LEGACY, ManagedTensorHandle.checkedAddress(pointer), java.util.Objects.requireNonNull(arena, "arena"));
+        return ofArena(ManagedTensorKind.LEGACY, pointer, arena);
     }
 
+    /** The old arena routes took ownership before looking at the arena: a refused arena still runs the deleter. */
+    private static ImportedTensor ofArena(ManagedTensorKind kind, MemorySegment pointer, Arena arena) {
+        long address = ManagedTensorHandle.checkedAddress(pointer);
+        ImportLifetime lifetime;
+        try {
+            lifetime = ImportLifetime.in(arena);
+        } catch (RuntimeException e) {
+            Deleters.call(kind, address);
+            throw e;
+        }
+        return take(kind, address, lifetime, true);
+    }
 
-
-    /** Takes a pointer whose ownership was already moved here; every failure path calls the deleter. */
-    static ImportedTensor take(ManagedTensorKind kind, long address, Arena callerArena) {
+    /**
+     * Takes a pointer whose ownership was already moved here; every failure path calls the
+     * deleter exactly once.
+     *
+     * @param watched whether the safety net watches a tensor with an arena of its own; false
+     *                only for scoped imports, which cannot be forgotten
+     */
+    static ImportedTensor take(ManagedTensorKind kind, long address, ImportLifetime lifetime, boolean watched) {
         ManagedTensorReader.Fields fields;
         try {
             fields = ManagedTensorReader.read(kind, address);
@@ -138,25 +210,25 @@ public final class ImportedTensor implements AutoCloseable {
             Deleters.call(kind, address);
             throw e;
         }
-        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor");
-        boolean ownsArena = callerArena == null;
-        Arena arena = ownsArena ? Arena.ofShared() : callerArena;
-        try {
-            // The arena's close calls the deleter; the anchor segment only carries that cleanup.
-            NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.release());
-        } catch (RuntimeException | Error e) {
-            cell.release();
-            throw e;
+        ImportLifetime.Mode mode = lifetime.mode();
+        if (mode == ImportLifetime.Mode.ARENA) {
+            Arena arena = lifetime.arena();
+            OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", null, null);
+            try {
+                // The caller's arena calls the deleter when it closes; the anchor segment only carries that cleanup.
+                NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.release());
+            } catch (RuntimeException | Error e) {
+                cell.release();
+                throw e;
+            }
+            return new ImportedTensor(kind, cell, fields, arena, true);
         }
-        Cleaner.Cleanable cleanable = null;
-        if (ownsArena) {
-            // Watch the scope, not this object: segments handed out keep the scope reachable, so
-            // the Cleaner cannot free memory that a live segment still points to.
-            cleanable = LeakTracking.cleaner().register(arena.scope(), OwnershipCell.leakAction(cell,
-                    () -> "ImportedTensor(" + kind.structName() + " at 0x" + Long.toHexString(address) + ", " + fields.device()
-                            + ", " + fields.dtype() + ", shape " + Arrays.toString(fields.shape()) + ")"));
-        }
-        return new ImportedTensor(kind, address, fields, arena, ownsArena, cleanable);
+        // An arena of our own: close() ends it and then calls the deleter, so no cleanup action is
+        // registered with the arena. The safety net watches the scope, not this object: segments
+        // handed out keep the scope reachable, so it cannot release memory a live segment points to.
+        Arena arena = mode == ImportLifetime.Mode.CONFINED ? Arena.ofConfined() : Arena.ofShared();
+        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", watched ? arena.scope() : null, fields);
+        return new ImportedTensor(kind, cell, fields, arena, false);
     }
 
     /**
@@ -174,7 +246,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return the {@code DLManagedTensor(Versioned)*}
      */
     public long managedTensorAddress() {
-        return address;
+        return cell.address;
     }
 
     /**
@@ -183,7 +255,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return the version, or empty for a legacy struct, which has none
      */
     public Optional<DLPackVersion> version() {
-        return Optional.ofNullable(fields.version());
+        return Optional.ofNullable(fields.dlpackVersion());
     }
 
     /**
@@ -229,7 +301,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return ndim, 0 for a scalar
      */
     public int ndim() {
-        return fields.shape().length;
+        return fields.ndim();
     }
 
     /**
@@ -238,7 +310,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return a copy of the shape
      */
     public long[] shape() {
-        return fields.shape().clone();
+        return fields.shape();
     }
 
     /**
@@ -248,7 +320,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return the extent of that dimension
      */
     public long shape(int dimension) {
-        return fields.shape()[dimension];
+        return fields.dims()[Objects.checkIndex(dimension, fields.ndim())];
     }
 
     /**
@@ -257,7 +329,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return a copy of the strides
      */
     public long[] strides() {
-        return fields.strides().clone();
+        return fields.strides();
     }
 
     /**
@@ -267,7 +339,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @return the stride of that dimension
      */
     public long stride(int dimension) {
-        return fields.strides()[dimension];
+        return fields.dims()[fields.ndim() + Objects.checkIndex(dimension, fields.ndim())];
     }
 
     /**
@@ -361,36 +433,41 @@ public final class ImportedTensor implements AutoCloseable {
         if (!isAlive()) {
             throw new IllegalStateException("ImportedTensor already closed");
         }
-        TensorExtent extent = fields.extent();
-        long start = extent.byteSize() == 0 ? fields.data() : fields.data() + fields.byteOffset() + extent.startByte();
-        MemorySegment segment = NativeMemory.at(start, extent.byteSize(), arena, null);
+        long size = fields.extentSize();
+        long start = size == 0 ? fields.data() : fields.data() + fields.byteOffset() + fields.extentStart();
+        MemorySegment segment = NativeMemory.at(start, size, arena, null);
         return isReadOnly() ? segment.asReadOnly() : segment;
     }
 
     /**
-     * Calls the producer's deleter by closing this tensor's own arena. Every segment obtained from
-     * the tensor becomes inaccessible.
+     * Ends the tensor's life and calls the producer's deleter: every segment obtained from the
+     * tensor becomes inaccessible. For a tensor in a caller's arena ({@link ImportLifetime#in})
+     * this does nothing: closing that arena releases it.
      *
-     * @throws IllegalStateException if already closed; if the tensor lives in an arena the caller
-     *                               gave at import (close that arena instead); or if another thread
-     *                               is accessing one of its segments right now (the tensor then
-     *                               stays open)
+     * @throws WrongThreadException  if the tensor is {@link ImportLifetime#CONFINED} and this is
+     *                               not the importing thread (the tensor stays open)
+     * @throws IllegalStateException if already closed; or, for a {@link ImportLifetime#SHARED}
+     *                               tensor, if another thread is inside a native call holding one
+     *                               of its segments (the tensor stays open)
      */
     @Override
     public void close() {
-        if (!ownsArena) {
-            throw new IllegalStateException("this tensor lives as long as the arena given to importTensor(Arena); close that arena");
-        }
-        if (!CLOSED.compareAndSet(this, false, true)) {
-            throw new IllegalStateException("ImportedTensor already closed");
+        if (callersArena) {
+            return;
         }
         try {
             arena.close();
+        } catch (WrongThreadException e) {
+            throw new WrongThreadException("this ImportedTensor is confined to the thread that imported it; close it on that"
+                    + " thread, or import it with ImportLifetime.SHARED to close it from any thread");
         } catch (IllegalStateException e) {
-            CLOSED.setVolatile(this, false);
+            if (!arena.scope().isAlive()) {
+                throw new IllegalStateException("ImportedTensor already closed");
+            }
             throw e;
         }
-        cleanable.clean(); // already released, so this only unregisters the safety net
+        // The scope is closed, so no segment can reach the memory any more: now the producer may free it.
+        cell.release();
     }
 
     @Override

@@ -2,10 +2,7 @@ package org.jdlpack.abi;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Cleaner;
 import java.util.Objects;
-
-import org.jdlpack.abi.internal.LeakTracking;
 
 /**
  * An owned, not yet consumed pointer to a {@code DLManagedTensorVersioned} or
@@ -15,14 +12,15 @@ import org.jdlpack.abi.internal.LeakTracking;
  * <ul>
  *   <li>{@link #consume()} hands the pointer to native code, which becomes responsible for calling
  *       the deleter (the capsule is renamed {@code used_dltensor});</li>
- *   <li>{@link #importTensor()} moves ownership into an {@link ImportedTensor};</li>
+ *   <li>{@link #importTensor()} or {@link #importTensor(ImportLifetime)} moves ownership into an
+ *       {@link ImportedTensor};</li>
  *   <li>{@link #close()} calls the deleter.</li>
  * </ul>
  * Ownership leaves the handle once: a second consume or import, or a close after a close, throws
  * {@link IllegalStateException} and never calls the deleter again. Closing a handle whose pointer
  * was consumed or imported does nothing, so try-with-resources is always safe. A handle that
- * becomes unreachable while it still owns its pointer is released by a Cleaner and reported as a
- * leak.
+ * becomes unreachable while it still owns its pointer is released by the safety net after garbage
+ * collection and reported as a leak.
  *
  * <p>Thread safety: every method may be called from any thread; racing consume, import and close
  * calls are decided by one atomic transition, and exactly one of them wins.
@@ -30,12 +28,10 @@ import org.jdlpack.abi.internal.LeakTracking;
 public final class ManagedTensorHandle implements AutoCloseable {
 
     private final OwnershipCell cell;
-    private final Cleaner.Cleanable cleanable;
 
     ManagedTensorHandle(ManagedTensorKind kind, long address) {
-        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle");
-        this.cleanable = LeakTracking.cleaner().register(this, OwnershipCell.leakAction(cell,
-                () -> "ManagedTensorHandle(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")"));
+        // The cell watches this handle: forgotten while it still owns the pointer, it is released by the safety net.
+        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle", this, null);
     }
 
     /**
@@ -120,42 +116,63 @@ public final class ManagedTensorHandle implements AutoCloseable {
     }
 
     /**
-     * Moves ownership into an imported tensor that lives until it is closed (or, if forgotten,
-     * until the Cleaner releases it). The struct is validated first; if it is rejected its deleter
-     * is called before the exception is thrown.
+     * Moves ownership into an imported tensor with the default lifetime,
+     * {@link ImportLifetime#CONFINED}: the same as
+     * {@link ImportedTensor#of(ManagedTensorKind, MemorySegment)} for a pointer already held in a
+     * handle. The struct is validated first; if it is rejected its deleter is called before the
+     * exception is thrown.
      *
-     * @return the tensor
+     * @return the tensor; close it on this thread
      * @throws IllegalStateException        if the handle no longer owns the pointer
      * @throws InvalidTensorException       if a field is malformed (the deleter has run)
      * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
      */
     public ImportedTensor importTensor() {
+        return importTensor(ImportLifetime.CONFINED);
+    }
+
+    /**
+     * Moves ownership into an imported tensor with the given lifetime: the same as
+     * {@link ImportedTensor#of(ManagedTensorKind, MemorySegment, ImportLifetime)} for a pointer
+     * already held in a handle.
+     *
+     * @param lifetime who ends the tensor's life, and on which threads it may be used
+     * @return the tensor
+     * @throws IllegalStateException        if the handle no longer owns the pointer, or the
+     *                                      caller's arena is closed (the deleter has run)
+     * @throws WrongThreadException         if the caller's arena is confined to another thread
+     *                                      (the deleter has run)
+     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
+     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
+     */
+    public ImportedTensor importTensor(ImportLifetime lifetime) {
+        Objects.requireNonNull(lifetime, "lifetime");
         moveOut("import");
-        return ImportedTensor.take(cell.kind, cell.address, null);
+        return ImportedTensor.take(cell.kind, cell.address, lifetime, true);
     }
 
     /**
      * Moves ownership into an imported tensor that lives as long as {@code arena}: closing the arena
-     * calls the deleter, and {@link ImportedTensor#close()} is not available. With an automatic
+     * calls the deleter, and {@link ImportedTensor#close()} does nothing. With an automatic
      * arena, the garbage collector decides; with a confined arena, only its owner thread may import.
      *
      * @param arena the lifetime of the tensor and of every segment derived from it
      * @return the tensor
      * @throws IllegalStateException        if the handle no longer owns the pointer, or the arena is closed
+     * @throws IllegalArgumentException     if the arena is the global arena (the handle still owns the pointer)
      * @throws InvalidTensorException       if a field is malformed (the deleter has run)
      * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
+     * @deprecated use {@link #importTensor(ImportLifetime)} with {@link ImportLifetime#in(Arena)}
      */
+    @Deprecated
     public ImportedTensor importTensor(Arena arena) {
-        Objects.requireNonNull(arena, "arena");
-        moveOut("import");
-        return ImportedTensor.take(cell.kind, cell.address, arena);
+        return importTensor(ImportLifetime.in(arena));
     }
 
     private void moveOut(String what) {
         if (!cell.move()) {
             throw new IllegalStateException("cannot " + what + ": " + describeState());
         }
-        cleanable.clean(); // the cell is no longer OWNED, so this only unregisters it
     }
 
     /**
@@ -167,7 +184,6 @@ public final class ManagedTensorHandle implements AutoCloseable {
     @Override
     public void close() {
         if (cell.release()) {
-            cleanable.clean();
             return;
         }
         if (cell.state() == OwnershipCell.RELEASED) {

@@ -133,11 +133,21 @@ public final class TensorGeometry {
         if (elementCount(shape) == 0) {
             return TensorExtent.EMPTY;
         }
+        return extent(shape, 0, strides, 0, shape.length, dtype, subbytePadded);
+    }
+
+    /**
+     * {@link #extent(long[], long[], DLDataType, boolean)} of a tensor with at least one element
+     * whose shape and strides start at {@code shapeFrom} and {@code stridesFrom} of their arrays
+     * (the importer keeps both in one array).
+     */
+    static TensorExtent extent(long[] shape, int shapeFrom, long[] strides, int stridesFrom, int ndim, DLDataType dtype,
+                               boolean subbytePadded) {
         try {
             long lowest = 0;
             long highest = 0;
-            for (int i = 0; i < shape.length; i++) {
-                long reach = Math.multiplyExact(strides[i], shape[i] - 1);
+            for (int i = 0; i < ndim; i++) {
+                long reach = Math.multiplyExact(strides[stridesFrom + i], shape[shapeFrom + i] - 1);
                 if (reach < 0) {
                     lowest = Math.addExact(lowest, reach);
                 } else {
@@ -157,8 +167,53 @@ public final class TensorGeometry {
             long end = Math.ceilDiv(endBit, 8);
             return new TensorExtent(start, Math.subtractExact(end, start));
         } catch (ArithmeticException e) {
-            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape) + " with strides "
-                    + Arrays.toString(strides) + " and dtype " + dtype + ": byte extent overflows 64 bits", e);
+            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOfRange(shape, shapeFrom, shapeFrom + ndim))
+                    + " with strides " + Arrays.toString(Arrays.copyOfRange(strides, stridesFrom, stridesFrom + ndim))
+                    + " and dtype " + dtype + ": byte extent overflows 64 bits", e);
+        }
+    }
+
+    /**
+     * The element count of the first {@code ndim} entries of {@code shape}, none negative.
+     *
+     * @throws InvalidTensorException if the product overflows 64 bits
+     */
+    static long elementCount(long[] shape, int ndim) {
+        for (int i = 0; i < ndim; i++) {
+            if (shape[i] == 0) {
+                return 0;
+            }
+        }
+        long count = 1;
+        try {
+            for (int i = 0; i < ndim; i++) {
+                count = Math.multiplyExact(count, shape[i]);
+            }
+        } catch (ArithmeticException e) {
+            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(shape, ndim))
+                    + ": element count overflows 64 bits", e);
+        }
+        return count;
+    }
+
+    /**
+     * Writes the compact row-major strides of {@code dims[0..ndim)} into {@code dims[ndim..2*ndim)}.
+     *
+     * @throws InvalidTensorException if a stride overflows 64 bits
+     */
+    static void compactStrides(long[] dims, int ndim) {
+        long stride = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+            dims[ndim + i] = stride;
+            try {
+                stride = Math.multiplyExact(stride, Math.max(dims[i], 1));
+            } catch (ArithmeticException e) {
+                // The overflow only matters if a stride that needs it exists.
+                if (i > 0) {
+                    throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(dims, ndim))
+                            + ": compact strides overflow 64 bits", e);
+                }
+            }
         }
     }
 

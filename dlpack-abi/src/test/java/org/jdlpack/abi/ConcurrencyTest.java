@@ -58,7 +58,7 @@ class ConcurrencyTest {
                 try {
                     barrier.await();
                     for (int round = 0; round < ROUNDS; round++) {
-                        switch ((round + me) % 6) {
+                        switch ((round + me) % 7) {
                             case 0 -> { // export of shared memory, deleted on a native thread while others export
                                 MemorySegment pointer = shared.export(spec).consume();
                                 PEER.join(PEER.deleteAsync(pointer, false));
@@ -68,10 +68,10 @@ class ConcurrencyTest {
                                     tensor.hostSegment().get(JAVA_FLOAT_UNALIGNED, 4 * 63);
                                 }
                             }
-                            case 2 -> { // a C tensor imported here and closed by another thread, twice
+                            case 2 -> { // a C tensor imported here as shared and closed by another thread, twice
                                 CPeer.Produced made = PEER.make(PeerTensor.versioned());
                                 produced.add(made.id());
-                                handOff.add(ImportedTensor.importVersioned(made.pointer()));
+                                handOff.add(ImportedTensor.of(ManagedTensorKind.VERSIONED, made.pointer(), ImportLifetime.SHARED));
                                 ImportedTensor other = handOff.poll();
                                 if (other != null) {
                                     closeRacing(other, refusals);
@@ -100,8 +100,8 @@ class ConcurrencyTest {
                                 closer.join();
                             }
                             case 4 -> { // use after close from another thread: an exception, not a crash
-                                ImportedTensor tensor = ImportedTensor.importVersioned(
-                                        PEER.make(PeerTensor.versioned()).pointer());
+                                ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED,
+                                        PEER.make(PeerTensor.versioned()).pointer(), ImportLifetime.SHARED);
                                 MemorySegment segment = tensor.hostSegment();
                                 Thread closer = Thread.ofPlatform().start(tensor::close);
                                 try {
@@ -115,6 +115,20 @@ class ConcurrencyTest {
                                 // shared arena close cut short; that is the JDK's, not ours.
                                 Thread.interrupted();
                                 closer.join();
+                            }
+                            case 5 -> { // the default path: C tensors imported, read and closed on this
+                                // thread (confined), while native threads run deleters of exports
+                                CPeer.Produced made = PEER.make(PeerTensor.legacy());
+                                produced.add(made.id());
+                                long deleting = PEER.deleteAsync(shared.exportVersioned(spec).consume(), false);
+                                try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, made.pointer())) {
+                                    tensor.hostSegment().get(JAVA_FLOAT_UNALIGNED, 20);
+                                }
+                                CPeer.Produced scoped = PEER.make(PeerTensor.versioned());
+                                produced.add(scoped.id());
+                                ImportedTensor.apply(ManagedTensorKind.VERSIONED, scoped.pointer(),
+                                        imported -> imported.hostSegment().get(JAVA_FLOAT_UNALIGNED, 20));
+                                PEER.join(deleting);
                             }
                             default -> { // an owner closed by Java while a native thread deletes its export
                                 ownersMade.incrementAndGet();

@@ -59,6 +59,14 @@ class ImportValidationTest {
                         "DLTensor.data is NULL with 6 elements"),
                 Arguments.of("byte_offset beyond 2^63", PeerTensor.versioned().byteOffset(-1L).dummyData(),
                         InvalidTensorException.class, "DLTensor.byte_offset is 18446744073709551615"),
+                // Issue 13 item 10: extents no host address can have (2^61-element strides give a
+                // 2^61-byte segment) are refused, naming the field, before a segment is made.
+                Arguments.of("stride of 2^61 leaves user space", PeerTensor.versioned().shape(2).strides(1L << 61).dtype(1, 8, 1).dummyData(),
+                        InvalidTensorException.class, "above the user address space"),
+                Arguments.of("2^45 x 2^4 elements leave user space", PeerTensor.versioned().shape(1L << 45, 16).dummyData(),
+                        InvalidTensorException.class, "DLTensor.shape [35184372088832, 16] with strides"),
+                Arguments.of("byte_offset beyond user space", PeerTensor.versioned().byteOffset(1L << 50).dummyData(),
+                        InvalidTensorException.class, "DLTensor.byte_offset 1125899906842624 reaches host address"),
                 Arguments.of("legacy negative ndim", PeerTensor.legacy().ndim(-1), InvalidTensorException.class,
                         "DLTensor.ndim is -1"),
                 Arguments.of("legacy bool with 3 bits", PeerTensor.legacy().dtype(6, 3, 1), InvalidTensorException.class,
@@ -90,8 +98,8 @@ class ImportValidationTest {
         CPeer.Produced produced = PEER.make(spec);
         float[] values;
         try (ImportedTensor tensor = spec.isLegacy()
-                ? ImportedTensor.importLegacy(produced.pointer())
-                : ImportedTensor.importVersioned(produced.pointer())) {
+                ? ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer())
+                : ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
             check.accept(tensor);
             values = readLogical(tensor);
             assertThat(PEER.deleterCalls(produced.id())).isZero();
@@ -163,12 +171,12 @@ class ImportValidationTest {
     @Test
     void aNullDeleterIsNeverCalled() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned().nullDeleter());
-        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
         tensor.close();
         assertThat(PEER.deleterCalls(produced.id())).isZero();
 
         CPeer.Produced rejected = PEER.make(PeerTensor.versioned().nullDeleter().ndim(-1));
-        assertThatThrownBy(() -> ImportedTensor.importVersioned(rejected.pointer())).isInstanceOf(InvalidTensorException.class);
+        assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.VERSIONED, rejected.pointer())).isInstanceOf(InvalidTensorException.class);
         assertThat(PEER.deleterCalls(rejected.id())).isZero();
     }
 
@@ -205,7 +213,7 @@ class ImportValidationTest {
     void deviceMemoryAndUnknownDevicesAreDescribedButNotMappedOnTheHost() {
         for (int deviceType : new int[] {2, 4, 99}) {
             CPeer.Produced produced = PEER.make(PeerTensor.versioned().device(deviceType).dummyData());
-            try (ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer())) {
+            try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
                 assertThat(tensor.device().deviceType()).isEqualTo(deviceType);
                 assertThatThrownBy(tensor::hostSegment).isInstanceOf(UnsupportedDeviceException.class)
                         .hasMessageContaining("no host-accessible memory");
@@ -217,7 +225,7 @@ class ImportValidationTest {
     @Test
     void theCleanupRunsOnTheClosingThreadAndSegmentsDieWithTheTensor() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
         MemorySegment segment = tensor.hostSegment();
         assertThat(segment.byteSize()).isEqualTo(24);
         tensor.close();

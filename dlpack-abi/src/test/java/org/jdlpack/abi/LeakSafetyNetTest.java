@@ -11,6 +11,8 @@ import org.jdlpack.abi.peer.NothingLeftBehind;
 import org.jdlpack.abi.peer.PeerTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Forgotten tensors and handles are released by the Cleaner after GC, and reported once. */
 @ExtendWith(NothingLeftBehind.class)
@@ -28,17 +30,19 @@ class LeakSafetyNetTest {
         }
     }
 
-    private static int importAndForget() {
+    private static int importAndForget(ImportLifetime lifetime) {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), lifetime);
         assertThat(tensor.hostSegment().byteSize()).isEqualTo(24);
         return produced.id();
     }
 
-    @Test
-    void aForgottenImportedTensorIsReleasedAndReportedOnce() throws InterruptedException {
+    /** Both lifetimes with an arena of their own; a caller's arena is the caller's to close. */
+    @ParameterizedTest
+    @ValueSource(strings = {"CONFINED", "SHARED"})
+    void aForgottenImportedTensorIsReleasedAndReportedOnce(String mode) throws InterruptedException {
         long leaksBefore = DLPackStats.leaksReported();
-        int id = importAndForget();
+        int id = importAndForget(mode.equals("CONFINED") ? ImportLifetime.CONFINED : ImportLifetime.SHARED);
         gcUntil(() -> PEER.deleterCalls(id) == 1 && DLPackStats.leaksReported() > leaksBefore);
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
         // More collections neither call the deleter again nor report again.
@@ -73,7 +77,7 @@ class LeakSafetyNetTest {
     void aClosedTensorIsNotReportedWhenCollected() throws InterruptedException {
         long leaksBefore = DLPackStats.leaksReported();
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ImportedTensor.importVersioned(produced.pointer()).close();
+        ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()).close();
         System.gc();
         Thread.sleep(50); // a window for a wrong Cleaner report to show up
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore);
@@ -84,7 +88,7 @@ class LeakSafetyNetTest {
     void aSegmentThatOutlivesItsForgottenTensorKeepsTheMemoryAlive() throws InterruptedException {
         long leaksBefore = DLPackStats.leaksReported();
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        java.lang.foreign.MemorySegment segment = ImportedTensor.importVersioned(produced.pointer()).hostSegment();
+        java.lang.foreign.MemorySegment segment = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()).hostSegment();
         for (int i = 0; i < 5; i++) {
             System.gc();
             Thread.sleep(20); // a window for a wrong Cleaner action to run
@@ -93,5 +97,14 @@ class LeakSafetyNetTest {
         assertThat(segment.get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 20)).isEqualTo(5f);
         segment = null;
         gcUntil(() -> PEER.deleterCalls(produced.id()) == 1 && DLPackStats.leaksReported() > leaksBefore);
+    }
+
+    @Test
+    void aTensorInAnAutomaticArenaIsReleasedByTheCollectorWithoutALeakReport() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
+        ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer(), ImportLifetime.in(Arena.ofAuto())).hostSegment();
+        gcUntil(() -> PEER.deleterCalls(produced.id()) == 1);
+        assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore);
     }
 }

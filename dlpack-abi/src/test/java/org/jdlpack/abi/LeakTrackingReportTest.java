@@ -43,7 +43,7 @@ class LeakTrackingReportTest {
 
     private static void leakAnImportedTensor() {
         CPeer.Produced produced = CPeer.get().make(PeerTensor.versioned());
-        ImportedTensor.importVersioned(produced.pointer()); // never closed
+        ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()); // never closed
     }
 
     private static ManagedTensorHandle keepAnExportAlive(ExportOwner owner, Arena arena) {

@@ -26,16 +26,16 @@ class OwnershipTest {
     @Test
     void doubleCloseCallsTheDeleterOnce() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer());
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
         tensor.close();
         assertThatThrownBy(tensor::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("already closed");
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
 
     @RepeatedTest(20)
-    void closeRacingCloseFromEightThreadsCallsTheDeleterOnce() throws InterruptedException {
+    void sharedCloseRacingCloseFromEightThreadsCallsTheDeleterOnce() throws InterruptedException {
         CPeer.Produced produced = PEER.make(PeerTensor.legacy());
-        ImportedTensor tensor = ImportedTensor.importLegacy(produced.pointer());
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer(), ImportLifetime.SHARED);
         AtomicInteger closed = new AtomicInteger();
         AtomicInteger refused = new AtomicInteger();
         CountDownLatch start = new CountDownLatch(1);
@@ -128,8 +128,9 @@ class OwnershipTest {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         ImportedTensor tensor;
         try (Arena arena = Arena.ofConfined()) {
-            tensor = ManagedTensorHandle.ofVersioned(produced.pointer()).importTensor(arena);
-            assertThatThrownBy(tensor::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("close that arena");
+            tensor = ManagedTensorHandle.ofVersioned(produced.pointer()).importTensor(ImportLifetime.in(arena));
+            tensor.close(); // try-with-resources safe: the arena, not the tensor, decides
+            assertThat(tensor.isAlive()).isTrue();
             assertThat(tensor.hostSegment().scope()).isEqualTo(arena.scope());
             assertThat(PEER.deleterCalls(produced.id())).isZero();
         }
@@ -143,7 +144,7 @@ class OwnershipTest {
         Arena arena = Arena.ofConfined();
         arena.close();
         ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
-        assertThatThrownBy(() -> handle.importTensor(arena)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> handle.importTensor(ImportLifetime.in(arena))).isInstanceOf(IllegalStateException.class);
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
 }

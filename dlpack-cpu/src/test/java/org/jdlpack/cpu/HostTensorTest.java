@@ -12,6 +12,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.abi.peer.NothingLeftBehind;
@@ -95,7 +96,7 @@ class HostTensorTest {
         CPeer peer = CPeer.get();
         // A 3x4 view with row stride 6 and column stride -1 (reversed columns), from C.
         CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(3, 4).strides(6, -1));
-        try (ImportedTensor imported = ImportedTensor.importVersioned(produced.pointer())) {
+        try (ImportedTensor imported = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
             HostTensor host = HostTensor.of(imported);
             float[] bulk = new float[12];
             host.copyTo(bulk);

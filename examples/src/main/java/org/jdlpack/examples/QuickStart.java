@@ -85,7 +85,7 @@ public final class QuickStart {
 
         // 6. The other direction: C produces a tensor, Java imports it and reads it in place.
         CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(2, 3));
-        try (ImportedTensor tensor = ImportedTensor.importVersioned(produced.pointer())) {
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
             MemorySegment view = tensor.hostSegment();
             float[] values = new float[(int) tensor.elementCount()];
             MemorySegment.copy(view, JAVA_FLOAT_UNALIGNED, 0, values, 0, values.length);

@@ -55,6 +55,7 @@ public final class CPeer {
     private final MethodHandle callNOnNewThread;
     private final MethodHandle join;
     private final MethodHandle gatherF32;
+    private final MethodHandle useQuietDeleter;
 
     private CPeer(Path library) {
         Linker linker = Linker.nativeLinker();
@@ -90,6 +91,8 @@ public final class CPeer {
         deleteAsync = linker.downcallHandle(lookup.find("peer_delete_async").orElseThrow(),
                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT));
         join = linker.downcallHandle(lookup.find("peer_join").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+        useQuietDeleter = linker.downcallHandle(lookup.find("peer_use_quiet_deleter").orElseThrow(),
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
         callDeleterOf = linker.downcallHandle(lookup.find("peer_call_deleter_of").orElseThrow(),
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, ADDRESS));
     }
@@ -213,6 +216,19 @@ public final class CPeer {
         } catch (Throwable e) {
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * Gives a produced tensor a deleter that does nothing (no system call, no shared counter), for
+     * benchmarks that import one tensor again and again; its deleter calls are no longer counted.
+     */
+    public Produced quietDeleter(Produced produced) {
+        try {
+            useQuietDeleter.invokeExact(produced.pointer(), produced.legacy() ? 1 : 0);
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+        return produced;
     }
 
     /** How often the deleter of a produced tensor ran. */

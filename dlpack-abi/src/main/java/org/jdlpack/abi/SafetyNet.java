@@ -1,0 +1,97 @@
+package org.jdlpack.abi;
+
+import java.lang.ref.ReferenceQueue;
+
+import org.jdlpack.abi.internal.Diagnostics;
+import org.jdlpack.abi.internal.LeakTracking;
+
+/**
+ * Releases owned pointers whose owner was forgotten: a handle that became unreachable, or an
+ * imported tensor whose scope (and so every segment of it) did. Each {@link OwnershipCell} is a
+ * phantom reference; the garbage collector queues it, and one daemon thread calls the deleter and
+ * reports the leak.
+ *
+ * <p>Why not the JDK {@code Cleaner}: a Cleaner registration allocates a cleanable and an action
+ * per object and links it into one list under one lock, which every importing thread contends
+ * for. Here the cell is the reference, and the live cells are kept reachable in lists striped by
+ * the registering thread, so the importing thread takes an uncontended lock of its own stripe.
+ * A cell is unlinked when its state leaves OWNED, by whichever thread does that.
+ */
+final class SafetyNet {
+
+    private static final int STRIPES = 64;
+    private static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<>();
+    private static final Stripe[] TABLE = new Stripe[STRIPES];
+
+    static {
+        for (int i = 0; i < STRIPES; i++) {
+            TABLE[i] = new Stripe();
+        }
+        Thread thread = new Thread(SafetyNet::releaseForgotten, "jdlpack-safety-net");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private SafetyNet() {
+    }
+
+    static ReferenceQueue<Object> queue() {
+        return QUEUE;
+    }
+
+    /** Links a new cell into the current thread's stripe and returns that stripe. */
+    static Stripe register(OwnershipCell cell) {
+        long id = Thread.currentThread().threadId();
+        Stripe stripe = TABLE[(int) ((id ^ (id >>> 6)) & (STRIPES - 1))];
+        stripe.add(cell);
+        return stripe;
+    }
+
+    /** The daemon loop: a queued cell's owner is unreachable; release what is still OWNED. */
+    private static void releaseForgotten() {
+        while (true) {
+            try {
+                OwnershipCell cell = (OwnershipCell) QUEUE.remove();
+                String what = cell.describe(); // before release: the report must not depend on the deleter
+                if (cell.release()) {
+                    LeakTracking.reportLeak(what, cell.creationSite);
+                }
+            } catch (InterruptedException e) {
+                // A daemon with nothing else to do: keep serving the queue.
+            } catch (Throwable t) {
+                Diagnostics.report(System.Logger.Level.ERROR, "jdlpack safety net failed to release a forgotten tensor", t);
+            }
+        }
+    }
+
+    /** One doubly linked list of live cells; its monitor guards the links. */
+    static final class Stripe {
+        private OwnershipCell head;
+
+        synchronized void add(OwnershipCell cell) {
+            cell.netNext = head;
+            if (head != null) {
+                head.netPrev = cell;
+            }
+            head = cell;
+            cell.linked = true;
+        }
+
+        synchronized void remove(OwnershipCell cell) {
+            if (!cell.linked) {
+                return;
+            }
+            cell.linked = false;
+            if (cell.netPrev != null) {
+                cell.netPrev.netNext = cell.netNext;
+            } else {
+                head = cell.netNext;
+            }
+            if (cell.netNext != null) {
+                cell.netNext.netPrev = cell.netPrev;
+            }
+            cell.netPrev = null;
+            cell.netNext = null;
+        }
+    }
+}
