@@ -87,7 +87,8 @@ class CudaPythonExchangeTest {
 
                 @Override
                 public ManagedTensorHandle export(ExportRequest request) {
-                    // The data was written synchronously, so there is no pending work to order the stream after.
+                    // The array-API stream handshake: the consumer's stream waits for work queued on ours.
+                    StreamContract.prepareForConsumer(CudaStream.legacyDefault(), request.stream());
                     return memory.export(request.kind(), DLDataType.FLOAT32, new long[] {16, 16}, null, 0);
                 }
             };

@@ -95,6 +95,9 @@ final class JavaTensors {
     private static MemorySegment dlpack(MemorySegment self, MemorySegment args, long nargs) {
         LibPython py = PythonRuntime.lib();
         try {
+            if (nargs != 4) {
+                return raise(py, py.runtimeError, "_jdlpack_dlpack takes 4 arguments, not " + nargs);
+            }
             MemorySegment arguments = args.reinterpret(nargs * ADDRESS.byteSize());
             long id = (long) py.longAsLongLong.invokeExact(arguments.getAtIndex(ADDRESS, 0));
             boolean versioned = (int) py.objectIsTrue.invokeExact(arguments.getAtIndex(ADDRESS, 1)) == 1;
@@ -139,6 +142,9 @@ final class JavaTensors {
     private static MemorySegment release(MemorySegment self, MemorySegment args, long nargs) {
         LibPython py = PythonRuntime.lib();
         try {
+            if (nargs != 1) {
+                return raise(py, py.runtimeError, "_jdlpack_release takes 1 argument, not " + nargs);
+            }
             long id = (long) py.longAsLongLong.invokeExact(args.reinterpret(ADDRESS.byteSize()).getAtIndex(ADDRESS, 0));
             LIVE.remove(id);
             py.incRef.invokeExact(py.none);

@@ -205,4 +205,15 @@ class JavaToNumPyTest {
             assertThat(DLPackStats.liveExports()).isZero();
         }
     }
+
+    @Test
+    void theBuiltInFunctionsRefuseWrongArgumentsWithoutCrashing() {
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(1)")).isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo("RuntimeError: _jdlpack_dlpack takes 4 arguments, not 1"));
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack('a', True, None, -1)"))
+                .isInstanceOf(PythonException.class).hasMessageContaining("TypeError");
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(-5, True, None, -1)"))
+                .isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("released"));
+    }
 }
