@@ -30,7 +30,7 @@ final class PythonPeers {
         try {
             python = PythonRuntime.get();
         } catch (PythonUnavailableException e) {
-            throw PeerRequirement.missing(peer, e.getMessage() + "; " + install);
+            throw PeerRequirement.missing(peer, e.getMessage()); // it says what to install
         }
         try {
             python.exec("import gc, threading\nimport " + module + " as " + alias);
