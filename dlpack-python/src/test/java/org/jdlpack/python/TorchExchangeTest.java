@@ -200,27 +200,30 @@ class TorchExchangeTest {
                 python.set("x", x);
             }
             python.exec("y = torch.from_dlpack(x)\ndel x");
-            assertThat(python.evalString("str(y.dtype)")).isEqualTo("torch." + torchName(dtype));
-            assertThat(python.evalString("list(y.shape)")).isEqualTo(pythonList(layout.shape()));
-            assertThat(python.evalString("list(y.stride())")).isEqualTo(pythonList(layout.strides()));
-            if (expected.elementCount() > 0) {
-                assertThat(Long.parseLong(python.evalString("y.data_ptr()"))).as("zero copy: torch points at the first element")
-                        .isEqualTo(base.spec().data().address() + layout.firstElement() * elementBytes);
-            }
-            double[] seen = parseDoubles(python.evalString(complex
-                    ? "' '.join(repr(float(v)) for v in torch.view_as_real(y.reshape(-1).clone()).double().reshape(-1).tolist())"
-                    : "' '.join(repr(float(v)) for v in y.reshape(-1).double().tolist())"));
-            assertThat(seen).hasSize((int) expected.elementCount() * (complex ? 2 : 1));
-            for (int i = 0; i < expected.elementCount(); i++) {
-                if (complex) {
-                    assertThat(seen[2 * i]).as("%s %s real %d", dtype, layout, i).isEqualTo(expected.getDouble(i));
-                    assertThat(seen[2 * i + 1]).as("%s %s imaginary %d", dtype, layout, i).isEqualTo(expected.getImaginary(i, 0));
-                } else {
-                    assertThat(seen[i]).as("%s %s element %d", dtype, layout, i).isEqualTo(expected.getDouble(i));
+            try {
+                assertThat(python.evalString("str(y.dtype)")).isEqualTo("torch." + torchName(dtype));
+                assertThat(python.evalString("list(y.shape)")).isEqualTo(pythonList(layout.shape()));
+                assertThat(python.evalString("list(y.stride())")).isEqualTo(pythonList(layout.strides()));
+                if (expected.elementCount() > 0) {
+                    assertThat(Long.parseLong(python.evalString("y.data_ptr()"))).as("zero copy: torch points at the first element")
+                            .isEqualTo(base.spec().data().address() + layout.firstElement() * elementBytes);
                 }
+                double[] seen = parseDoubles(python.evalString(complex
+                        ? "' '.join(repr(float(v)) for v in torch.view_as_real(y.reshape(-1).clone()).double().reshape(-1).tolist())"
+                        : "' '.join(repr(float(v)) for v in y.reshape(-1).double().tolist())"));
+                assertThat(seen).hasSize((int) expected.elementCount() * (complex ? 2 : 1));
+                for (int i = 0; i < expected.elementCount(); i++) {
+                    if (complex) {
+                        assertThat(seen[2 * i]).as("%s %s real %d", dtype, layout, i).isEqualTo(expected.getDouble(i));
+                        assertThat(seen[2 * i + 1]).as("%s %s imaginary %d", dtype, layout, i).isEqualTo(expected.getImaginary(i, 0));
+                    } else {
+                        assertThat(seen[i]).as("%s %s element %d", dtype, layout, i).isEqualTo(expected.getDouble(i));
+                    }
+                }
+                assertThat(view.references()).as("Java's reference and torch's").isEqualTo(2);
+            } finally {
+                python.exec("y = None\ngc.collect()"); // also when an assertion failed, so that nothing leaks into the next case
             }
-            assertThat(view.references()).as("Java's reference and torch's").isEqualTo(2);
-            python.exec("del y\ngc.collect()");
             assertThat(view.references()).as("torch's deleter ran exactly once").isEqualTo(1);
             view.close();
         }
