@@ -174,6 +174,7 @@ public final class PythonRuntime {
         lib = py;
         try (Arena arena = Arena.ofConfined()) {
             boolean started = (int) py.isInitialized.invokeExact() == 0;
+            int hostGilState = 0;
             if (started) {
                 // Embedded, Python cannot find its prefix from the executable (java); tell it.
                 MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
@@ -185,7 +186,7 @@ public final class PythonRuntime {
                 }
                 py.initializeEx.invokeExact(0); // 0: leave the JVM's signal handlers alone
             } else {
-                py.gilEnsure.invokeExact(); // a host's interpreter: take the GIL as any thread would
+                hostGilState = (int) py.gilEnsure.invokeExact(); // a host's interpreter: take the GIL as any thread would
             }
             MemorySegment main = (MemorySegment) py.importAddModule.invokeExact(arena.allocateFrom("__main__"));
             MemorySegment mainDict = (MemorySegment) py.moduleGetDict.invokeExact(main);
@@ -214,7 +215,7 @@ public final class PythonRuntime {
                     throw new IllegalStateException("PyEval_SaveThread returned NULL");
                 }
             } else {
-                py.gilRelease.invokeExact(0);
+                py.gilRelease.invokeExact(hostGilState);
             }
         } catch (RuntimeException e) {
             throw e;
