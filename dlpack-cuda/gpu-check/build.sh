@@ -18,13 +18,13 @@ rm -rf "$out" && mkdir -p "$out/lib" "$out/native"
 mvn -B -q -DskipTests package dependency:copy-dependencies -pl dlpack-cuda -am -DincludeScope=test \
   -DexcludeGroupIds=org.jdlpack,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian,net.bytebuddy,net.jqwik \
   -DoutputDirectory="$out/lib"
-cp dlpack-abi/target/dlpack-abi-*-SNAPSHOT.jar dlpack-abi/target/dlpack-abi-*-tests.jar \
-   dlpack-cpu/target/dlpack-cpu-*-SNAPSHOT.jar \
+cp dlpack-abi/target/dlpack-abi-*-SNAPSHOT.jar test-support/target/dlpack-test-support-*-SNAPSHOT.jar \
+   dlpack-cpu/target/dlpack-cpu-*-SNAPSHOT.jar dlpack-python/target/dlpack-python-*-SNAPSHOT.jar \
    dlpack-cuda/target/dlpack-cuda-*-SNAPSHOT.jar dlpack-cuda/target/dlpack-cuda-*-tests.jar "$out/lib/"
 mvn -B -q dependency:copy -Dartifact=$junit_console -DoutputDirectory="$out/lib"
 
 # The C peer and the bandwidth baseline, built here: x86-64 Linux, glibc.
-src=dlpack-abi/src/test/c
+src=test-support/src/main/c
 gcc -std=c11 -O2 -Wall -Wextra -Werror -pthread -shared -fPIC -o "$out/native/libdlpackpeer.so" "$src/peer.c"
 gcc -std=c11 -O2 -Wall -Wextra -o "$out/native/cuda_bandwidth" dlpack-cuda/gpu-check/cuda_bandwidth.c -ldl
 

@@ -8,8 +8,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.testsupport.CPeer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
-import org.jdlpack.abi.peer.NativeBuild;
+import org.jdlpack.testsupport.NativeBuild;
 
 /**
  * The JNI baseline users would otherwise write (jni_baseline.c): compiled with gcc against this

@@ -16,7 +16,7 @@ import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.testsupport.CPeer;
 
 /**
  * The soak run: millions of export / import / release cycles across threads, with the process's

@@ -14,7 +14,7 @@ import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
 import org.jdlpack.abi.layout.DLPackExchangeAPILayout;
 import org.jdlpack.abi.layout.DLPackVersionLayout;
 import org.jdlpack.abi.layout.DLTensorLayout;
-import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -6,8 +6,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 
 /**

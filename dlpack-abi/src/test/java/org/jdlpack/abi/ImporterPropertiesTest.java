@@ -7,8 +7,8 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;

@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

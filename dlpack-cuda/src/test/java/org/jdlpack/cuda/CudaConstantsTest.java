@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.jdlpack.abi.peer.NativeBuild;
+import org.jdlpack.testsupport.NativeBuild;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 

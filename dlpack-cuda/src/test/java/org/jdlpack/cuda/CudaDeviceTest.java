@@ -12,8 +12,8 @@ import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.peer.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -121,7 +121,7 @@ class CudaDeviceTest {
         MemorySegment pointer = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0).consume();
         memory.close();
         assertThat(memory.references()).isEqualTo(1);
-        org.jdlpack.abi.peer.CPeer.get().deleteOnNewThread(pointer, false);
+        org.jdlpack.testsupport.CPeer.get().deleteOnNewThread(pointer, false);
         assertThat(memory.references()).isZero();
     }
 

@@ -7,10 +7,15 @@ import java.util.stream.Stream;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.peer.NumPyPeer;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.python.DLPackSource;
+import org.jdlpack.python.ExportRequest;
+import org.jdlpack.python.PythonException;
+import org.jdlpack.python.PythonObject;
+import org.jdlpack.python.PythonRuntime;
+import org.jdlpack.python.PythonUnavailableException;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,58 +30,74 @@ class CudaPythonExchangeTest {
         return Stream.of("cupy", "torch");
     }
 
-    private static NumPyPeer require(String framework) {
+    private static PythonRuntime require(String framework) {
         String reason = null;
+        PythonRuntime python = null;
         if (!CudaRuntime.hasDevice()) {
             reason = "no CUDA device: " + CudaRuntime.status();
-        } else if (!NumPyPeer.isAvailable()) {
-            reason = "no embeddable python3 with NumPy";
-        } else if (!"True".equals(NumPyPeer.require().eval("__import__('importlib.util').util.find_spec('" + framework + "') is not None"))) {
-            reason = "python3 has no " + framework;
+        } else {
+            try {
+                python = PythonRuntime.get();
+                python.exec("import gc\nimport " + framework);
+            } catch (PythonUnavailableException | PythonException e) {
+                reason = "no embeddable python3 with " + framework + ": " + e.getMessage().lines().reduce((a, b) -> b).orElse("");
+            }
         }
         if (reason != null) {
             System.out.println("SKIPPED " + framework + " exchange (" + reason + ")");
             Assumptions.abort(reason);
         }
-        NumPyPeer python = NumPyPeer.require();
-        python.exec("import " + framework);
         return python;
     }
 
     @ParameterizedTest
     @MethodSource("frameworks")
     void aFrameworkTensorIsImportedAndReadOnTheHost(String framework) {
-        NumPyPeer python = require(framework);
+        PythonRuntime python = require(framework);
         String make = framework.equals("cupy")
                 ? "x = cupy.arange(24, dtype=cupy.float32).reshape(4, 6)[:, ::2] * 2"
                 : "x = (torch.arange(24, dtype=torch.float32, device='cuda').reshape(4, 6)[:, ::2] * 2)";
-        python.exec(make + "\ncap = x.__dlpack__(stream=1)");
-        try (ImportedTensor tensor = ManagedTensorHandle.of(ManagedTensorKind.LEGACY, python.consumeCapsule("cap", ManagedTensorKind.LEGACY))
-                .importTensor(); Arena arena = Arena.ofConfined()) {
+        python.exec(make);
+        try (PythonObject x = python.get("x"); ImportedTensor tensor = python.importTensor(x); Arena arena = Arena.ofConfined()) {
             HostTensor host = HostTensor.of(arena.allocate(12 * 4, 256), DLDataType.FLOAT32, 4, 3);
             CudaTensor.of(tensor).readTo(host);
             for (int i = 0; i < 12; i++) {
                 assertThat(host.getFloat(i)).isEqualTo(((i / 3) * 6 + (i % 3) * 2) * 2f);
             }
         } finally {
-            python.exec("del cap");
+            python.exec("del x");
         }
     }
 
     @ParameterizedTest
     @MethodSource("frameworks")
     void aJavaExportedTensorIsConsumedByTheFramework(String framework) {
-        NumPyPeer python = require(framework);
+        PythonRuntime python = require(framework);
         try (Arena arena = Arena.ofConfined(); CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 1024)) {
             float[] values = new float[256];
             for (int i = 0; i < values.length; i++) {
                 values[i] = i;
             }
             memory.copyFromHost(0, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values));
-            python.putCapsule("cap", memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16, 16}, null, 0));
+            DLPackSource source = new DLPackSource() {
+                @Override
+                public DLDevice device() {
+                    return new DLDevice(2, 0);
+                }
+
+                @Override
+                public ManagedTensorHandle export(ExportRequest request) {
+                    // The array-API stream handshake: the consumer's stream waits for work queued on ours.
+                    StreamContract.prepareForConsumer(CudaStream.legacyDefault(), request.stream());
+                    return memory.export(request.kind(), DLDataType.FLOAT32, new long[] {16, 16}, null, 0);
+                }
+            };
             String from = framework.equals("cupy") ? "cupy.from_dlpack" : "torch.from_dlpack";
-            python.exec("y = " + from + "(JavaTensor(cap, device=(2, 0)))\ndel cap");
-            assertThat(Double.parseDouble(python.eval("float(y.sum())"))).isEqualTo(255 * 256 / 2.0);
+            try (PythonObject x = python.toPython(source)) {
+                python.set("jt", x);
+            }
+            python.exec("y = " + from + "(jt)\ndel jt");
+            assertThat(Double.parseDouble(python.evalString("float(y.sum())"))).isEqualTo(255 * 256 / 2.0);
             assertThat(memory.references()).isEqualTo(2);
             python.exec("del y\ngc.collect()");
             assertThat(memory.references()).as("the framework's deleter ran once").isEqualTo(1);

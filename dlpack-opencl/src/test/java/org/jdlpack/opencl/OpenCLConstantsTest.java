@@ -9,8 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.jdlpack.abi.peer.NativeBuild;
-import org.jdlpack.abi.peer.PeerRequirement;
+import org.jdlpack.testsupport.NativeBuild;
+import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.Test;
 
 /** The OpenCL constants jdlpack hard-codes, against the system's CL/cl.h. */

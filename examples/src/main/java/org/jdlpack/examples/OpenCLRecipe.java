@@ -10,6 +10,7 @@ import org.jdlpack.opencl.OpenCLBuffer;
 import org.jdlpack.opencl.OpenCLContext;
 import org.jdlpack.opencl.OpenCLDevice;
 import org.jdlpack.opencl.OpenCLDevices;
+import org.jdlpack.opencl.OpenCLException;
 import org.jdlpack.opencl.OpenCLKernel;
 import org.jdlpack.opencl.OpenCLTensor;
 
@@ -38,7 +39,14 @@ public final class OpenCLRecipe {
      * @param out where the story goes
      */
     public static void run(PrintStream out) {
-        List<OpenCLDevice> devices = OpenCLDevices.discover();
+        List<OpenCLDevice> devices;
+        try {
+            devices = OpenCLDevices.discover();
+        } catch (OpenCLException e) {
+            // No ICD loader, or no platform behind it (e.g. a machine without PoCL or a GPU driver).
+            out.println("No OpenCL platform (" + e.getMessage() + "): install one such as pocl-opencl-icd.");
+            return;
+        }
         if (devices.isEmpty()) {
             out.println("No OpenCL device: install an OpenCL platform such as pocl-opencl-icd.");
             return;

@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.testsupport.CPeer;
 
 /**
  * Recipe: a native library that returns a tensor through a {@code DLManagedTensorVersioned**}

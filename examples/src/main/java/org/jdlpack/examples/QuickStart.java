@@ -16,10 +16,13 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NumPyPeer;
-import org.jdlpack.abi.peer.PeerTensor;
 import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.python.PythonException;
+import org.jdlpack.python.PythonObject;
+import org.jdlpack.python.PythonRuntime;
+import org.jdlpack.python.PythonUnavailableException;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 
 /**
  * The README's quick start: a Java tensor shared with a native library without a copy, in both
@@ -94,22 +97,32 @@ public final class QuickStart {
         out.println("   Closing it called C's deleter " + peer.deleterCalls(produced.id()) + " time(s)");
 
         // 7. A NumPy array, read in Java without a copy (NumPy runs inside this JVM, when installed).
-        if (NumPyPeer.isAvailable()) {
-            NumPyPeer numpy = NumPyPeer.require();
-            numpy.exec("qs = np.arange(6, dtype=np.float32).reshape(2, 3) ** 2\ncap = qs.__dlpack__(max_version=(1, 0))");
-            try (ImportedTensor tensor = ManagedTensorHandle.of(ManagedTensorKind.VERSIONED,
-                    numpy.consumeCapsule("cap", ManagedTensorKind.VERSIONED)).importTensor()) {
+        PythonRuntime python = numPyOrNull();
+        if (python != null) {
+            python.exec("qs = np.arange(6, dtype=np.float32).reshape(2, 3) ** 2");
+            try (PythonObject qs = python.get("qs"); ImportedTensor tensor = python.importTensor(qs)) {
                 float[] values = new float[6];
                 HostTensor.of(tensor).copyTo(values);
                 out.println("7. Read a NumPy array in place: " + tensor.shape().length + "-d, " + Arrays.toString(values)
                         + " (NumPy's data pointer 0x" + Long.toHexString(tensor.dataAddress()) + ")");
             }
-            numpy.exec("del cap, qs");
+            python.exec("del qs");
         } else {
             out.println("7. (NumPy not found: skipping the NumPy part)");
         }
         out.println();
         out.println("Live exports: " + DLPackStats.liveExports() + ", managed tensors Java still owns: "
                 + DLPackStats.ownedManagedTensors());
+    }
+
+    /** {@return the embedded Python with NumPy imported as np, or null when there is none} */
+    static PythonRuntime numPyOrNull() {
+        try {
+            PythonRuntime python = PythonRuntime.get();
+            python.exec("import numpy as np");
+            return python;
+        } catch (PythonUnavailableException | PythonException e) {
+            return null;
+        }
     }
 }

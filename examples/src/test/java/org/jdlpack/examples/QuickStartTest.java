@@ -6,8 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
-import org.jdlpack.abi.peer.NumPyPeer;
-import org.jdlpack.abi.peer.PeerRequirement;
+import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.Test;
 
 /** The quick start runs and tells the truth. */
@@ -26,7 +25,7 @@ class QuickStartTest {
         assertThat(out).containsPattern("Java's release ran on Thread\\[.*\\]; memory alive: false");
         assertThat(out).contains("-> [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]");
         assertThat(out).contains("called C's deleter 1 time(s)");
-        if (NumPyPeer.isAvailable() || PeerRequirement.isCi()) {
+        if (QuickStart.numPyOrNull() != null || PeerRequirement.isCi()) {
             assertThat(out).contains("7. Read a NumPy array in place: 2-d, [0.0, 1.0, 4.0, 9.0, 16.0, 25.0]");
         } else {
             assertThat(out).contains("7. (NumPy not found: skipping the NumPy part)");

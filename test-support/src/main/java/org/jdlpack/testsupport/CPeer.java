@@ -1,4 +1,4 @@
-package org.jdlpack.abi.peer;
+package org.jdlpack.testsupport;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;

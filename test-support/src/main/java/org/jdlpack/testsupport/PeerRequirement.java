@@ -1,4 +1,4 @@
-package org.jdlpack.abi.peer;
+package org.jdlpack.testsupport;
 
 import org.junit.jupiter.api.Assumptions;
 

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.peer;
+package org.jdlpack.testsupport;
 
 /**
  * What the C peer should produce: every field of a managed tensor, valid or not. Defaults are a

@@ -1,0 +1,118 @@
+package org.jdlpack.python;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
+
+/**
+ * The DLPack capsule protocol of the Python array API: a managed tensor travels in a
+ * {@code PyCapsule} named {@code dltensor} (legacy) or {@code dltensor_versioned}; the consumer
+ * renames it {@code used_dltensor} / {@code used_dltensor_versioned} when it takes ownership, and
+ * the capsule's destructor calls the deleter only while the capsule is still unconsumed.
+ *
+ * <p>Every method here runs with the GIL held. Thread safety: static, stateless but for counters.
+ */
+@SuppressWarnings("restricted")
+final class Capsules {
+
+    /** A consumed capsule's managed tensor, now owned by the caller. */
+    record Taken(ManagedTensorKind kind, MemorySegment pointer) {
+    }
+
+    /** Destructor calls that released an unconsumed tensor (nobody took the capsule). */
+    static final AtomicLong UNCONSUMED_RELEASES = new AtomicLong();
+
+    private static final MemorySegment VERSIONED = Arena.global().allocateFrom("dltensor_versioned");
+    private static final MemorySegment LEGACY = Arena.global().allocateFrom("dltensor");
+    private static final MemorySegment USED_VERSIONED = Arena.global().allocateFrom("used_dltensor_versioned");
+    private static final MemorySegment USED_LEGACY = Arena.global().allocateFrom("used_dltensor");
+    private static final MemorySegment DESTRUCTOR;
+
+    static {
+        try {
+            DESTRUCTOR = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(Capsules.class, "destructor",
+                    MethodType.methodType(void.class, MemorySegment.class)), FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private Capsules() {
+    }
+
+    private static MemorySegment name(ManagedTensorKind kind) {
+        return kind == ManagedTensorKind.VERSIONED ? VERSIONED : LEGACY;
+    }
+
+    private static MemorySegment usedName(ManagedTensorKind kind) {
+        return kind == ManagedTensorKind.VERSIONED ? USED_VERSIONED : USED_LEGACY;
+    }
+
+    /**
+     * Moves a handle into a new capsule. On failure the handle's deleter has run and a Python
+     * exception is set.
+     *
+     * @return the new reference, or NULL
+     */
+    static MemorySegment wrap(LibPython py, ManagedTensorHandle handle) throws Throwable {
+        ManagedTensorKind kind = handle.kind();
+        MemorySegment pointer = handle.consume();
+        MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(pointer, name(kind), DESTRUCTOR);
+        if (capsule.address() == 0) {
+            ManagedTensorHandle.of(kind, pointer).close();
+        }
+        return capsule;
+    }
+
+    /**
+     * Takes the managed tensor out of an unconsumed DLPack capsule and renames it {@code used_...}.
+     *
+     * @throws IllegalArgumentException if it is not an unconsumed DLPack capsule
+     */
+    static Taken take(LibPython py, MemorySegment capsule) throws Throwable {
+        for (ManagedTensorKind kind : new ManagedTensorKind[] {ManagedTensorKind.VERSIONED, ManagedTensorKind.LEGACY}) {
+            if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
+                MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
+                if ((int) py.capsuleSetName.invokeExact(capsule, usedName(kind)) != 0) {
+                    py.errClear.invokeExact();
+                    throw new IllegalStateException("PyCapsule_SetName failed on a " + kind.structName() + " capsule");
+                }
+                return new Taken(kind, pointer);
+            }
+        }
+        MemorySegment name = (MemorySegment) py.capsuleGetName.invokeExact(capsule);
+        py.errClear.invokeExact(); // not a capsule at all sets TypeError
+        String described = name.address() == 0 ? "no DLPack capsule" : "a capsule named '"
+                + name.reinterpret(Long.MAX_VALUE).getString(0) + "'";
+        throw new IllegalArgumentException("__dlpack__ returned " + described
+                + ", not an unconsumed 'dltensor_versioned' or 'dltensor' capsule (a used_ name means it was consumed already)");
+    }
+
+    /** The capsule destructor: Python calls it with the GIL held, on any thread. Never throws. */
+    @SuppressWarnings("unused") // the upcall target
+    private static void destructor(MemorySegment capsule) {
+        try {
+            LibPython py = PythonRuntime.lib();
+            for (ManagedTensorKind kind : ManagedTensorKind.values()) {
+                if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
+                    MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
+                    ManagedTensorHandle.of(kind, pointer).close();
+                    UNCONSUMED_RELEASES.incrementAndGet();
+                    return;
+                }
+            }
+            // A used capsule: its consumer owns the tensor now.
+        } catch (Throwable t) {
+            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "DLPack capsule destructor failed", t);
+        }
+    }
+}

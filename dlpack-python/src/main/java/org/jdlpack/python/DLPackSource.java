@@ -1,0 +1,54 @@
+package org.jdlpack.python;
+
+import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.cpu.CpuTensor;
+
+/**
+ * A Java tensor that can be handed to Python: {@link PythonRuntime#toPython(DLPackSource)} wraps it
+ * in an object whose {@code __dlpack__} calls {@link #export(ExportRequest)} once per consumer.
+ *
+ * <p>{@link #of(CpuTensor)} covers host memory. Other devices implement this interface themselves;
+ * a CUDA source makes the consumer's stream wait for its work in {@code export}, with
+ * {@code org.jdlpack.cuda.StreamContract.prepareForConsumer(producerStream, request.stream())}
+ * (this module does not depend on dlpack-cuda).
+ *
+ * <p>An exception from {@link #export(ExportRequest)} reaches the Python consumer as a
+ * {@code BufferError} when it is an {@link IllegalArgumentException},
+ * {@link UnsupportedOperationException} or {@link IllegalStateException} (a request that cannot be
+ * honoured, or a tensor already released), and as a {@code RuntimeError} otherwise; it never
+ * leaves the upcall.
+ *
+ * <p>Thread safety: {@code export} is called on the Python thread that called {@code __dlpack__},
+ * without the GIL; implementations must be safe to call from any thread.
+ */
+public interface DLPackSource {
+
+    /** {@return the device of the tensor, which {@code __dlpack_device__} reports} */
+    DLDevice device();
+
+    /**
+     * Exports a fresh managed tensor for one consumer.
+     *
+     * @param request what the consumer asked for
+     * @return a handle owning the new struct; the caller wraps it in a capsule
+     * @throws UnsupportedOperationException if the request cannot be honoured (a stream for a host
+     *                                       tensor, a copy that cannot be made)
+     * @throws IllegalStateException         if the tensor was released
+     */
+    ManagedTensorHandle export(ExportRequest request);
+
+    /**
+     * A host tensor as a source: zero-copy exports, a compact copy when {@code copy=True}
+     * ({@code IS_COPIED} on a versioned copy), {@code stream} must be None.
+     *
+     * <p>The source does not own the tensor: closing the tensor makes later {@code __dlpack__} calls
+     * raise {@code BufferError}, while tensors already handed out stay valid.
+     *
+     * @param tensor the tensor
+     * @return the source
+     */
+    static DLPackSource of(CpuTensor tensor) {
+        return new CpuSource(tensor);
+    }
+}

@@ -1,0 +1,84 @@
+package org.jdlpack.python;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.jdlpack.abi.ManagedTensorKind;
+
+/**
+ * Keeps a Python producer's deleter from running after the interpreter is finalized.
+ *
+ * <p>A deleter written for Python (NumPy's, CuPy's) drops Python references, which crashes the
+ * process once the interpreter is gone. A tensor imported from Python may be closed by Java at any
+ * time, also after whoever embeds Python finalized it. So before the import, the struct's deleter
+ * field (ours now: the capsule was consumed) is pointed at this guard, which calls the producer's
+ * deleter while Python lives, and afterwards leaks the tensor and counts it in
+ * {@link PythonRuntime#leakedAfterFinalization()}, as NumPy itself does.
+ *
+ * <p>Thread safety: any thread; the table of original deleters is concurrent.
+ */
+@SuppressWarnings("restricted")
+final class ForeignDeleterGuard {
+
+    private static final Map<Long, Long> ORIGINAL_DELETERS = new ConcurrentHashMap<>();
+    private static final MethodHandle CALL = Linker.nativeLinker().downcallHandle(FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MemorySegment GUARD;
+
+    static {
+        try {
+            GUARD = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(ForeignDeleterGuard.class, "guard",
+                    MethodType.methodType(void.class, MemorySegment.class)), FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private ForeignDeleterGuard() {
+    }
+
+    /** Interposes the guard in front of the deleter of a managed tensor the caller owns. */
+    static void install(ManagedTensorKind kind, MemorySegment pointer) {
+        MemorySegment struct = pointer.reinterpret(kind.structSize());
+        long deleter = struct.get(JAVA_LONG_UNALIGNED, kind.deleterOffset());
+        if (deleter == 0) {
+            return; // a NULL deleter is never called
+        }
+        ORIGINAL_DELETERS.put(pointer.address(), deleter);
+        struct.set(JAVA_LONG_UNALIGNED, kind.deleterOffset(), GUARD.address());
+    }
+
+    /** {@return how many guarded deleters have not run yet} */
+    static int pending() {
+        return ORIGINAL_DELETERS.size();
+    }
+
+    /** The guard: the consumer's deleter call. Never throws. */
+    @SuppressWarnings("unused") // the upcall target
+    private static void guard(MemorySegment self) {
+        try {
+            Long deleter = ORIGINAL_DELETERS.remove(self.address());
+            if (deleter == null) {
+                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR,
+                        "deleter called for 0x" + Long.toHexString(self.address()) + ", which holds no live Python import; ignored");
+                return;
+            }
+            if (!Gil.pythonAlive(PythonRuntime.lib())) {
+                Gil.LEAKED_AFTER_FINALIZATION.incrementAndGet();
+                return;
+            }
+            CALL.invokeExact(MemorySegment.ofAddress(deleter), self);
+        } catch (Throwable t) {
+            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python producer's deleter failed", t);
+        }
+    }
+}

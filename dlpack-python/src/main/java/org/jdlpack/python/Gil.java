@@ -1,0 +1,84 @@
+package org.jdlpack.python;
+
+import java.lang.foreign.Arena;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Holding the GIL for one call: {@code PyGILState_Ensure} before, {@code PyGILState_Release} after,
+ * on whichever thread calls, so that the GIL is never held while control is back in user code.
+ *
+ * <p>Once the interpreter has been finalized (by whoever embeds it) nothing may touch Python any
+ * more: calls then fail with {@link IllegalStateException}, and cleanups leak their reference and
+ * count it instead of crashing the process, as NumPy does with its deleters.
+ *
+ * <p>Thread safety: every method may be called from any thread.
+ */
+final class Gil {
+
+    /** Python references and foreign deleters skipped because the interpreter was finalized. */
+    static final AtomicLong LEAKED_AFTER_FINALIZATION = new AtomicLong();
+
+    /** A body run with the GIL held and a confined arena for its C strings. */
+    interface Body<T> {
+        T run(Arena arena) throws Throwable;
+    }
+
+    private Gil() {
+    }
+
+    /** {@return whether Python may be called: initialized and not finalized} */
+    static boolean pythonAlive(LibPython py) {
+        try {
+            return (int) py.isInitialized.invokeExact() != 0;
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
+    /**
+     * Runs {@code body} with the GIL held.
+     *
+     * @throws IllegalStateException if the interpreter was finalized
+     */
+    static <T> T call(LibPython py, Body<T> body) {
+        if (!pythonAlive(py)) {
+            throw new IllegalStateException("the embedded Python interpreter has been finalized");
+        }
+        int state;
+        try {
+            state = (int) py.gilEnsure.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("PyGILState_Ensure failed", t);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            return body.run(arena);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        } finally {
+            try {
+                py.gilRelease.invokeExact(state);
+            } catch (Throwable t) {
+                // PyGILState_Release has no failure mode; a Throwable here is a linkage bug.
+                throw new IllegalStateException("PyGILState_Release failed", t);
+            }
+        }
+    }
+
+    /**
+     * Runs a cleanup with the GIL held, or leaks and counts it when the interpreter is gone.
+     * Never throws.
+     */
+    static void cleanup(LibPython py, Body<?> body) {
+        if (!pythonAlive(py)) {
+            LEAKED_AFTER_FINALIZATION.incrementAndGet();
+            return;
+        }
+        try {
+            call(py, body);
+        } catch (Throwable t) {
+            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python cleanup failed", t);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package org.jdlpack.python;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
+
+/**
+ * The Java side of the Python {@code JavaTensor} objects: a table of the {@link DLPackSource}s that
+ * live Python objects stand for, and the two built-in functions the Python class calls,
+ * {@code _jdlpack_dlpack(id, versioned, stream, copy)} and {@code _jdlpack_release(id)}, each a
+ * {@code PyCFunction} (METH_FASTCALL) whose C function is an FFM upcall stub.
+ *
+ * <p>The upcalls run on the calling Python thread with the GIL held. {@code _jdlpack_dlpack}
+ * releases the GIL while the source exports (Java code), and takes it back to build the capsule.
+ * No exception leaves an upcall: each becomes a Python exception.
+ *
+ * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
+ */
+@SuppressWarnings("restricted")
+final class JavaTensors {
+
+    /** {@code PyMethodDef}: ml_name, ml_meth, ml_flags, ml_doc. */
+    private static final StructLayout METHOD_DEF = MemoryLayout.structLayout(ADDRESS.withName("ml_name"),
+            ADDRESS.withName("ml_meth"), JAVA_INT.withName("ml_flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("ml_doc"));
+    private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
+
+    private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
+    private static final AtomicLong NEXT_ID = new AtomicLong(1);
+
+    private JavaTensors() {
+    }
+
+    /** {@return an id for a new Python object standing for {@code source}} */
+    static long register(DLPackSource source) {
+        long id = NEXT_ID.getAndIncrement();
+        LIVE.put(id, source);
+        return id;
+    }
+
+    /** Drops a registration whose Python object was never made. */
+    static void unregister(long id) {
+        LIVE.remove(id);
+    }
+
+    /** {@return how many Java tensor objects Python holds} */
+    static int live() {
+        return LIVE.size();
+    }
+
+    /** Defines the two built-in functions in {@code dict}. Needs the GIL. */
+    static void install(LibPython py, MemorySegment dict) throws Throwable {
+        define(py, dict, "_jdlpack_dlpack", "dlpack");
+        define(py, dict, "_jdlpack_release", "release");
+    }
+
+    private static void define(LibPython py, MemorySegment dict, String pythonName, String javaName) throws Throwable {
+        MemorySegment stub = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(JavaTensors.class, javaName,
+                MethodType.methodType(MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class)), FASTCALL, Arena.global());
+        // Python keeps pointers to the method definition and its name for the life of the process.
+        MemorySegment def = Arena.global().allocate(METHOD_DEF);
+        MemorySegment name = Arena.global().allocateFrom(pythonName);
+        def.set(ADDRESS, 0, name);
+        def.set(ADDRESS, 8, stub);
+        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
+        def.set(ADDRESS, 24, MemorySegment.NULL);
+        MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(def, MemorySegment.NULL);
+        if (function.address() == 0) {
+            py.errPrint.invokeExact();
+            throw new IllegalStateException("PyCFunction_New failed for " + pythonName);
+        }
+        int rc = (int) py.dictSetItemString.invokeExact(dict, name, function);
+        py.decRef.invokeExact(function);
+        if (rc != 0) {
+            throw new IllegalStateException("PyDict_SetItemString failed for " + pythonName);
+        }
+    }
+
+    /** {@code _jdlpack_dlpack(id, versioned, stream, copy)}: a new capsule, or NULL with an exception set. */
+    @SuppressWarnings("unused") // the upcall target
+    private static MemorySegment dlpack(MemorySegment self, MemorySegment args, long nargs) {
+        LibPython py = PythonRuntime.lib();
+        try {
+            if (nargs != 4) {
+                return raise(py, py.runtimeError, "_jdlpack_dlpack takes 4 arguments, not " + nargs);
+            }
+            MemorySegment arguments = args.reinterpret(nargs * ADDRESS.byteSize());
+            long id = (long) py.longAsLongLong.invokeExact(arguments.getAtIndex(ADDRESS, 0));
+            boolean versioned = (int) py.objectIsTrue.invokeExact(arguments.getAtIndex(ADDRESS, 1)) == 1;
+            MemorySegment streamObject = arguments.getAtIndex(ADDRESS, 2);
+            Long stream = streamObject.equals(py.none) ? null : (Long) (long) py.longAsLongLong.invokeExact(streamObject);
+            long copyCode = (long) py.longAsLongLong.invokeExact(arguments.getAtIndex(ADDRESS, 3));
+            if (((MemorySegment) py.errOccurred.invokeExact()).address() != 0) {
+                return MemorySegment.NULL; // a conversion failed; its TypeError or OverflowError stands
+            }
+            DLPackSource source = LIVE.get(id);
+            if (source == null) {
+                return raise(py, py.bufferError, "the Java tensor behind this object was released");
+            }
+            ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
+                    copyCode < 0 ? null : copyCode == 1);
+            ManagedTensorHandle handle = null;
+            RuntimeException refused = null;
+            Throwable failed = null;
+            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact(); // Java code runs without the GIL
+            try {
+                handle = source.export(request);
+            } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
+                refused = e;
+            } catch (Throwable t) {
+                failed = t;
+            }
+            py.restoreThread.invokeExact(thread);
+            if (refused != null) {
+                return raise(py, py.bufferError, refused.getMessage());
+            }
+            if (failed != null || handle == null) {
+                return raise(py, py.runtimeError, "the Java tensor's export failed: " + failed);
+            }
+            return Capsules.wrap(py, handle);
+        } catch (Throwable t) {
+            return raise(py, py.runtimeError, t.toString());
+        }
+    }
+
+    /** {@code _jdlpack_release(id)}: the Python object is gone; returns None. */
+    @SuppressWarnings("unused") // the upcall target
+    private static MemorySegment release(MemorySegment self, MemorySegment args, long nargs) {
+        LibPython py = PythonRuntime.lib();
+        try {
+            if (nargs != 1) {
+                return raise(py, py.runtimeError, "_jdlpack_release takes 1 argument, not " + nargs);
+            }
+            long id = (long) py.longAsLongLong.invokeExact(args.reinterpret(ADDRESS.byteSize()).getAtIndex(ADDRESS, 0));
+            LIVE.remove(id);
+            py.incRef.invokeExact(py.none);
+            return py.none;
+        } catch (Throwable t) {
+            return raise(py, py.runtimeError, t.toString());
+        }
+    }
+
+    /** Sets a Python exception and returns NULL; never throws. */
+    private static MemorySegment raise(LibPython py, MemorySegment type, String message) {
+        try (Arena arena = Arena.ofConfined()) {
+            py.errSetString.invokeExact(type, arena.allocateFrom(message == null ? "(no message)" : message));
+        } catch (Throwable t) {
+            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "could not raise a Python exception", t);
+        }
+        return MemorySegment.NULL;
+    }
+}

@@ -1,0 +1,219 @@
+package org.jdlpack.python;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.testsupport.NothingLeftBehind;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Java tensors handed to NumPy as {@code __dlpack__} objects: {@code np.from_dlpack(x)} with no
+ * capsule code, zero copy both ways, the protocol's arguments honoured, one deleter call each.
+ */
+@ExtendWith(NothingLeftBehind.class)
+class JavaToNumPyTest {
+
+    private static PythonRuntime python;
+
+    @BeforeAll
+    static void startNumPy() {
+        python = PythonPeers.numpy();
+    }
+
+    @AfterEach
+    void pythonHoldsNoJavaTensor() {
+        python.exec("gc.collect()");
+        assertThat(JavaTensors.live()).as("Java tensor objects Python still holds").isZero();
+    }
+
+    /** Binds a new Python object for {@code tensor} to the global {@code x}. */
+    private static void bind(String name, CpuTensor tensor) {
+        try (PythonObject x = python.toPython(DLPackSource.of(tensor))) {
+            python.set(name, x);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"np.from_dlpack(x)", "np.from_dlpack(x, copy=False)", "np.asarray(np.from_dlpack(x))"})
+    void npFromDlpackSeesJavasValuesAndJavaSeesNumPysWrites(String consume) {
+        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+        bind("x", tensor);
+        python.exec("arr = " + consume);
+        assertThat(python.evalString("arr.dtype")).isEqualTo("float32");
+        assertThat(python.evalString("arr.shape")).isEqualTo("(2, 3)");
+        assertThat(python.evalString("arr.tolist()")).isEqualTo("[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
+        assertThat(python.evalString("arr.ctypes.data")).isEqualTo(Long.toString(tensor.spec().data().address()));
+        // NumPy 2 asks with max_version, so it gets a versioned, writable tensor.
+        python.exec("arr[1, 2] = 42");
+        assertThat(tensor.host().getFloat(5)).isEqualTo(42f);
+        tensor.host().setFloat(0, -1);
+        assertThat(python.evalString("float(arr[0, 0])")).isEqualTo("-1.0");
+
+        assertThat(tensor.references()).as("Java's reference and NumPy's").isEqualTo(2);
+        python.exec("del arr, x\ngc.collect()");
+        assertThat(tensor.references()).as("NumPy's deleter ran exactly once").isEqualTo(1);
+        tensor.close();
+        assertThat(tensor.references()).isZero();
+    }
+
+    @Test
+    void maxVersionPicksTheStructAndDlpackDeviceIsCpu() {
+        try (CpuTensor tensor = CpuTensor.copyOf(new int[] {7, 8, 9}, 3)) {
+            bind("x", tensor);
+            assertThat(python.evalString("x.__dlpack_device__()")).isEqualTo("(1, 0)");
+            python.exec("legacy = x.__dlpack__()\nold = x.__dlpack__(max_version=(0, 8))\nnew = x.__dlpack__(max_version=(1, 0))");
+            assertThat(python.evalString("legacy")).contains("\"dltensor\"");
+            assertThat(python.evalString("old")).contains("\"dltensor\"");
+            assertThat(python.evalString("new")).contains("\"dltensor_versioned\"");
+            assertThat(tensor.references()).as("three unconsumed exports").isEqualTo(4);
+            long before = Capsules.UNCONSUMED_RELEASES.get();
+            python.exec("del legacy, old, new, x\ngc.collect()");
+            assertThat(Capsules.UNCONSUMED_RELEASES.get()).as("each unconsumed capsule released its tensor").isEqualTo(before + 3);
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void copyTrueGivesACopyMarkedIsCopied() {
+        try (CpuTensor tensor = CpuTensor.copyOf(new double[] {1, 2, 3}, 3)) {
+            bind("x", tensor);
+            python.exec("c = np.from_dlpack(x, copy=True)\nc[0] = 100");
+            assertThat(tensor.host().getDouble(0)).as("the copy is not the original").isEqualTo(1.0);
+            assertThat(python.evalString("c.tolist()")).isEqualTo("[100.0, 2.0, 3.0]");
+            // IS_COPIED is visible to a versioned consumer: Java reads it back through the protocol.
+            try (PythonObject capsule = python.eval("x.__dlpack__(max_version=(1, 3), copy=True)");
+                 var imported = python.importTensor(capsule)) {
+                assertThat(imported.flags() & 2).as("IS_COPIED").isEqualTo(2);
+                assertThat(imported.dataAddress()).isNotEqualTo(tensor.spec().data().address());
+            }
+            python.exec("del c, x\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void requestsItCannotHonourAreBufferErrors() {
+        try (CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2)) {
+            bind("x", tensor);
+            assertThatThrownBy(() -> python.exec("x.__dlpack__(dl_device=(2, 0))")).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("(2, 0)"));
+            assertThatThrownBy(() -> python.exec("np.from_dlpack(x, device='cpu', copy=None); x.__dlpack__(stream=5)"))
+                    .isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("stream=5"));
+            assertThatThrownBy(() -> python.exec("x.__dlpack__(copy='yes')")).isInstanceOf(PythonException.class)
+                    .hasMessageContaining("TypeError");
+            assertThatThrownBy(() -> python.exec("x.__dlpack__(None)")).as("arguments are keyword-only")
+                    .isInstanceOf(PythonException.class).hasMessageContaining("TypeError");
+            assertThat(python.evalString("np.from_dlpack(x, device='cpu').tolist()")).isEqualTo("[1.0, 2.0]");
+            python.exec("del x\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReleasedJavaTensorIsABufferErrorNotACrash() {
+        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
+        bind("x", tensor);
+        tensor.close();
+        assertThat(python.evalString("type(x).__name__")).isEqualTo("JavaTensor");
+        assertThatThrownBy(() -> python.exec("np.from_dlpack(x)")).isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError"));
+        python.exec("del x");
+    }
+
+    @Test
+    void theLastReferenceMayDieOnAPythonThread() {
+        CpuTensor tensor = CpuTensor.copyOf(new double[] {1, 2, 3}, 3);
+        bind("x", tensor);
+        python.exec("holder = [np.from_dlpack(x)]\ndel x");
+        tensor.close(); // NumPy's array now holds the last reference
+        python.exec("""
+                seen = []
+                def drop():
+                    seen.append(float(holder[0].sum()))
+                    holder.clear()
+                    gc.collect()
+                t = threading.Thread(target=drop)
+                t.start()
+                t.join()
+                """);
+        assertThat(python.evalString("seen")).isEqualTo("[6.0]");
+        assertThat(tensor.references()).as("released by NumPy's deleter on a Python thread").isZero();
+    }
+
+    @Test
+    void pythonThreadsCallDlpackConcurrently() {
+        try (CpuTensor tensor = CpuTensor.copyOf(new long[] {1, 2, 3, 4}, 4)) {
+            bind("x", tensor);
+            python.exec("""
+                    sums = []
+                    def work():
+                        for _ in range(200):
+                            sums.append(int(np.from_dlpack(x).sum()))
+                    ts = [threading.Thread(target=work) for _ in range(4)]
+                    for t in ts: t.start()
+                    for t in ts: t.join()
+                    """);
+            assertThat(python.evalString("(len(sums), set(sums))")).isEqualTo("(800, {10})");
+            python.exec("del x, sums\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void readOnlyTensorsReachNumPyReadOnlyOrAsACopy() {
+        try (CpuTensor source = CpuTensor.copyOf(new int[] {1, 2, 3}, 3)) {
+            CpuTensor readOnly = CpuTensor.wrap(TensorSpec.of(source.spec().data().asReadOnly(), DLDataType.INT32, 3), () -> { });
+            bind("ro", readOnly);
+            python.exec("r = np.from_dlpack(ro)");
+            assertThat(python.evalString("r.flags.writeable")).isEqualTo("False");
+            assertThatThrownBy(() -> python.exec("r[0] = 9")).isInstanceOf(PythonException.class).hasMessageContaining("read-only");
+            // A legacy consumer cannot be told read-only, so it gets a BufferError unless it asks for a copy.
+            assertThatThrownBy(() -> python.exec("ro.__dlpack__()")).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("read-only"));
+            python.exec("legacy_copy = ro.__dlpack__(copy=True)");
+            try (PythonObject capsule = python.get("legacy_copy"); var imported = python.importTensor(capsule)) {
+                assertThat(imported.kind().structName()).isEqualTo("DLManagedTensor");
+            }
+            python.exec("del r, ro, legacy_copy\ngc.collect()");
+            readOnly.close();
+        }
+    }
+
+    @Test
+    void aCapsuleIsConsumedOnceAndRenamedUsed() {
+        try (CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT32, 4)) {
+            bind("x", tensor);
+            python.exec("cap = x.__dlpack__(max_version=(1, 0))");
+            try (PythonObject capsule = python.get("cap")) {
+                python.importTensor(capsule).close();
+                assertThat(python.evalString("cap")).contains("used_dltensor_versioned");
+                assertThatThrownBy(() -> python.importTensor(capsule)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("used_dltensor_versioned");
+            }
+            python.exec("del cap, x\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+            assertThat(DLPackStats.liveExports()).isZero();
+        }
+    }
+
+    @Test
+    void theBuiltInFunctionsRefuseWrongArgumentsWithoutCrashing() {
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(1)")).isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo("RuntimeError: _jdlpack_dlpack takes 4 arguments, not 1"));
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack('a', True, None, -1)"))
+                .isInstanceOf(PythonException.class).hasMessageContaining("TypeError");
+        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(-5, True, None, -1)"))
+                .isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("released"));
+    }
+}
