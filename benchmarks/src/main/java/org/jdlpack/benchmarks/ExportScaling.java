@@ -17,7 +17,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.testsupport.CPeer;
 
 /**
  * Thread scaling of the export round trip (export, C reads the struct and calls the deleter) beside

@@ -7,8 +7,8 @@ import java.lang.foreign.MemorySegment;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 
 /**
  * A plain program, not JMH, that checks the JMH import figure: it imports a 2x3x4x5 float32 C

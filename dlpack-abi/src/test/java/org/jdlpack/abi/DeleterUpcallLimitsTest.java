@@ -17,8 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NativeBuild;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.NativeBuild;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

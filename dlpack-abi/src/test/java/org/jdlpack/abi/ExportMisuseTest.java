@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.jdlpack.abi.internal.NativeMemory;
-import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -16,9 +16,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NothingLeftBehind;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

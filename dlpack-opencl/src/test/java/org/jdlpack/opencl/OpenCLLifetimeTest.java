@@ -14,7 +14,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;

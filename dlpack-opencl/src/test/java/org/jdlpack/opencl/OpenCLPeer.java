@@ -2,7 +2,7 @@ package org.jdlpack.opencl;
 
 import java.util.List;
 
-import org.jdlpack.abi.peer.PeerRequirement;
+import org.jdlpack.testsupport.PeerRequirement;
 
 /** The OpenCL runtime the tests run on: PoCL on the CPU here and in CI (required there). */
 final class OpenCLPeer {
