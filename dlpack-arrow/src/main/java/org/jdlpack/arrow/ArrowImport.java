@@ -244,10 +244,10 @@ public final class ArrowImport {
 
     /** Builds the vector, FixedSizeList levels outermost, over {@code data}; takes its own reference on it. */
     private FieldVector assemble(ArrowType leafType, long[] shape, ArrowBuf data) {
-        Field field = new Field(shape.length == 1 ? name : BaseRepeatedValueVector.DATA_VECTOR_NAME, FieldType.notNullable(leafType), null);
+        Field field = new Field(shape.length == 1 ? name : BaseRepeatedValueVector.DATA_VECTOR_NAME, FieldType.nullable(leafType), null);
         for (int d = shape.length - 1; d >= 1; d--) {
             field = new Field(d == 1 ? name : BaseRepeatedValueVector.DATA_VECTOR_NAME,
-                    FieldType.notNullable(new ArrowType.FixedSizeList(Math.toIntExact(shape[d]))), List.of(field));
+                    FieldType.nullable(new ArrowType.FixedSizeList(Math.toIntExact(shape[d]))), List.of(field));
         }
         FieldVector vector = field.createVector(allocator);
         try {
