@@ -166,8 +166,14 @@ public final class ArrowImport {
         ArrowBuf data;
         if (copyReason == null && count > 0) {
             long address = tensor.dataAddress() + tensor.byteOffset();
-            // On failure Arrow calls release0 itself, which runs the deleter.
-            data = allocator.wrapForeignAllocation(new TensorAllocation(tensor, address, tensor.extent().byteSize()));
+            TensorAllocation allocation = new TensorAllocation(tensor, address, tensor.extent().byteSize());
+            try {
+                data = allocator.wrapForeignAllocation(allocation);
+            } catch (RuntimeException | Error e) {
+                // Arrow releases the allocation itself on some failures (not when the allocator is full).
+                allocation.releaseUnlessReleased();
+                throw e;
+            }
         } else {
             try {
                 data = copyOf(tensor, leafType, count);

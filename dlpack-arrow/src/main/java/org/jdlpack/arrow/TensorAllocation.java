@@ -36,4 +36,9 @@ final class TensorAllocation extends ForeignAllocation {
             LOG.log(Level.ERROR, "could not release the DLPack tensor behind an Arrow buffer: " + tensor, e);
         }
     }
+
+    /** Releases the tensor unless Arrow already did, for when Arrow refused the allocation. */
+    void releaseUnlessReleased() {
+        release0();
+    }
 }
