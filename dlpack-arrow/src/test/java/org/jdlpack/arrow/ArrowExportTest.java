@@ -183,6 +183,12 @@ class ArrowExportTest {
             assertThat(allocator.getAllocatedMemory()).isEqualTo(before);
             assertThat(DLPackStats.liveExports()).isZero();
         }
+        try (IntVector longer = (IntVector) Columns.of(MinorType.INT, allocator, 130)) {
+            longer.setNull(5);
+            longer.setNull(64); // counted a 64-bit word at a time, then bit by bit in the tail
+            longer.setNull(129);
+            assertThatThrownBy(() -> ArrowExport.of(longer).exportVersioned()).hasMessageContaining("has 3 null values among 130 rows");
+        }
         try (FixedSizeListVector column = Columns.embeddings(allocator, 5, 2)) {
             column.setNull(3);
             assertThatThrownBy(() -> ArrowExport.of(column).exportVersioned()).isInstanceOf(IllegalArgumentException.class)

@@ -144,6 +144,22 @@ class ArrowImportTest {
     }
 
     @Test
+    void anImportedVectorReExportedIsReleasedByTheConsumersDeleterOnANativeThread() {
+        CPeer.Produced produced = make(PeerTensor.versioned().shape(8));
+        long data = peer.field(produced.pointer(), false, DATA);
+        ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer());
+        MemorySegment managed = ArrowExport.of(imported.vector()).exportVersioned().consume();
+        imported.close();
+        assertThat(peer.deleterCalls(produced.id())).as("the re-export holds the producer's memory").isZero();
+        assertThat(peer.field(managed, false, DATA)).as("the same memory, passed on").isEqualTo(data);
+        assertThat(peer.sumF32(managed, false)).isEqualTo(28);
+        peer.deleteOnNewThread(managed, false);
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+        assertThat(peer.deleterThread(produced.id())).as("released inside the consumer's deleter, on its thread")
+                .isNotEqualTo(peer.currentThread());
+    }
+
+    @Test
     void aStridedTensorIsCopiedWithANoteOrRefusedWhenZeroCopyIsDemanded() {
         // Column-major 2 x 3: element (i, j) sits at memory position i + 2 j, where the peer wrote i + 2 j.
         CPeer.Produced produced = make(PeerTensor.versioned().shape(2, 3).strides(1, 2));

@@ -127,9 +127,11 @@ class ArrowNumPyTest {
     @Test
     void anEmbeddingColumnReachesPyTorchWithoutACopyWhenPyTorchIsThere() {
         if (!"True".equals(numpy.eval("__import__('importlib.util').util.find_spec('torch') is not None"))) {
-            System.out.println("SKIPPED part: PyTorch is not installed in the embedded Python (" + numpy.description()
-                    + "); set JDLPACK_PYTHON to a python3 with torch to run it");
-            return;
+            // Optional peer (the issue asks for PyTorch "when present"), so not a CI failure.
+            String reason = "PyTorch is not installed in the embedded Python (" + numpy.description()
+                    + "); set JDLPACK_PYTHON to a python3 with torch to run this test";
+            System.out.println("SKIPPED (" + reason + ")");
+            org.junit.jupiter.api.Assumptions.abort(reason);
         }
         try (FixedSizeListVector column = Columns.embeddings(allocator, 3, 2)) {
             // PyTorch 1.x reads only the legacy struct; newer versions read either.
