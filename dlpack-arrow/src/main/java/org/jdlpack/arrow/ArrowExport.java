@@ -1,6 +1,8 @@
 package org.jdlpack.arrow;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.Objects;
 
 import org.apache.arrow.memory.ArrowBuf;
@@ -125,7 +127,7 @@ public final class ArrowExport {
         }
         ColumnLayout layout = ColumnLayout.of(vector);
         long[] nulls = layout.nullCounts();
-        boolean hasNulls = java.util.Arrays.stream(nulls).anyMatch(n -> n > 0);
+        boolean hasNulls = Arrays.stream(nulls).anyMatch(n -> n > 0);
         if (hasNulls && !fillNulls) {
             throw new IllegalArgumentException(layout.nullMessage(nulls));
         }
@@ -159,7 +161,7 @@ public final class ArrowExport {
                 boolean filler = fill != 0;
                 for (long i = 0; i < count; i++) {
                     boolean value = fillingNulls && layout.isNull(i) ? filler : BitVectorHelper.get(bits, Math.toIntExact(i)) != 0;
-                    target.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, value ? (byte) 1 : (byte) 0);
+                    target.set(ValueLayout.JAVA_BYTE, i, value ? (byte) 1 : (byte) 0);
                 }
             } else {
                 MemorySegment.copy(AbiBridge.segmentAt(leaf.getDataBuffer().memoryAddress(), layout.valueBytes()), 0, target, 0,
