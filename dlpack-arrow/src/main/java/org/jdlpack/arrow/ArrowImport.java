@@ -1,0 +1,284 @@
+package org.jdlpack.arrow;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.complex.BaseRepeatedValueVector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.cpu.HostTensor;
+
+/**
+ * DLPack tensors taken into Arrow vectors, zero-copy where the tensor's layout is Arrow's.
+ *
+ * <p>A CPU tensor (or one in other host-accessible memory) that is compact row-major, 1-D or more,
+ * of a type Arrow has ({@code int8..64}, {@code uint8..64}, {@code float16/32/64}), becomes a vector
+ * whose value buffer is the tensor's memory, wrapped through Arrow's
+ * {@link org.apache.arrow.memory.ForeignAllocation}: a 1-D tensor a fixed-width vector, a 2-D one a
+ * {@code FixedSizeListVector} of rows (and so on per dimension). The allocator counts the tensor's
+ * bytes while Arrow holds them. The producer's deleter runs exactly once, when the last Arrow
+ * buffer over the memory is released, on whichever thread releases it. Arrow Java still allocates
+ * an all-valid validity bitmap per vector (one bit per value).
+ *
+ * <p>Otherwise the values are copied into memory from the allocator, the deleter runs during the
+ * import, and {@link ImportedVector#copyReason()} says why: the tensor is strided, or read-only
+ * ({@code READ_ONLY}; Arrow vectors are writable), or of a type Arrow lacks that converts exactly
+ * (bool to a Bit vector, bfloat16 and the 8/6/4-bit floats to float32, sub-byte integers to 8-bit
+ * ones). With {@link #zeroCopyOnly()} such tensors are refused instead. Complex numbers, opaque
+ * handles, vector lanes and device memory are always refused. Every refusal releases the tensor.
+ *
+ * <h2>Lifetime</h2>
+ * Importing takes ownership of the managed tensor. Its memory is held with a lifetime that any
+ * thread may end (the thread that closes the last vector, or a native thread inside the deleter
+ * of a tensor re-exported from the vector), so ending it costs a JVM-wide handshake, a few tens of
+ * microseconds, once per import. A vector leaked without being closed still releases the tensor
+ * once the garbage collector finds it unreachable, but Arrow's allocator keeps counting its bytes.
+ *
+ * <p>Instances are immutable and may be used from any thread, as the allocator allows.
+ */
+public final class ArrowImport {
+
+    private static final System.Logger LOG = System.getLogger(ArrowImport.class.getName());
+
+    private final BufferAllocator allocator;
+    private final String name;
+    private final boolean zeroCopyOnly;
+
+    private ArrowImport(BufferAllocator allocator, String name, boolean zeroCopyOnly) {
+        this.allocator = allocator;
+        this.name = name;
+        this.zeroCopyOnly = zeroCopyOnly;
+    }
+
+    /**
+     * Imports into vectors of {@code allocator}, named "tensor", copying where the layout needs it.
+     *
+     * @param allocator accounts for the tensor's memory and allocates validity bitmaps and copies
+     * @return the import settings
+     */
+    public static ArrowImport into(BufferAllocator allocator) {
+        return new ArrowImport(Objects.requireNonNull(allocator, "allocator"), "tensor", false);
+    }
+
+    /**
+     * Names the outermost vector (its field name).
+     *
+     * @param vectorName the name
+     * @return settings with that name
+     */
+    public ArrowImport named(String vectorName) {
+        return new ArrowImport(allocator, Objects.requireNonNull(vectorName, "vectorName"), zeroCopyOnly);
+    }
+
+    /**
+     * Refuses, instead of copying, any tensor that cannot be wrapped as it is.
+     *
+     * @return settings that never copy
+     */
+    public ArrowImport zeroCopyOnly() {
+        return new ArrowImport(allocator, name, true);
+    }
+
+    /**
+     * Imports a {@code DLManagedTensorVersioned*}, taking ownership of it.
+     *
+     * @param pointer the struct
+     * @return the vector
+     * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
+     * @throws IllegalArgumentException naming the field, if the tensor has no Arrow form (or needs a
+     *                                  copy and {@link #zeroCopyOnly()} was chosen)
+     */
+    public ImportedVector importVersioned(MemorySegment pointer) {
+        return importTensor(ManagedTensorHandle.ofVersioned(pointer));
+    }
+
+    /**
+     * Imports a legacy {@code DLManagedTensor*}, taking ownership of it.
+     *
+     * @param pointer the struct
+     * @return the vector
+     * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
+     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
+     */
+    public ImportedVector importLegacy(MemorySegment pointer) {
+        return importTensor(ManagedTensorHandle.ofLegacy(pointer));
+    }
+
+    /**
+     * Imports the tensor a handle owns; ownership moves from the handle. Whatever the outcome, the
+     * producer's deleter runs exactly once: now if the import fails or copies, else when the
+     * vector's memory is released.
+     *
+     * @param handle the managed tensor
+     * @return the vector
+     * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
+     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
+     * @throws IllegalStateException    if the handle no longer owns its tensor
+     */
+    public ImportedVector importTensor(ManagedTensorHandle handle) {
+        ImportedTensor tensor = AbiBridge.importAnyThread(handle);
+        long[] shape = tensor.shape();
+        ArrowType leafType;
+        String copyReason;
+        try {
+            checkShape(tensor, shape);
+            DLDataType dtype = tensor.dtype();
+            Optional<ArrowType> same = ArrowTypes.sameLayout(dtype);
+            if (same.isPresent()) {
+                leafType = same.get();
+                copyReason = !tensor.isCompactRowMajor()
+                        ? "the tensor is not compact row-major (shape " + Arrays.toString(shape) + ", strides "
+                                + Arrays.toString(tensor.strides()) + "); its values were copied into a compact vector"
+                        : tensor.isReadOnly()
+                                ? "the tensor is READ_ONLY and Arrow vectors are writable; its values were copied"
+                                : null;
+            } else {
+                leafType = ArrowTypes.convertedType(dtype).orElseThrow(() -> new IllegalArgumentException(
+                        "DLTensor.dtype is " + dtype + ", which has no Arrow vector type"));
+                copyReason = dtype + " has no Arrow vector type with the same layout; its values were converted exactly to "
+                        + leafType + ", a copy";
+            }
+            if (copyReason != null && zeroCopyOnly) {
+                throw new IllegalArgumentException("zero-copy import refused: " + copyReason.substring(0, copyReason.indexOf(';')));
+            }
+        } catch (RuntimeException | Error e) {
+            tensor.close();
+            throw e;
+        }
+
+        long count = tensor.elementCount();
+        ArrowBuf data;
+        if (copyReason == null && count > 0) {
+            long address = tensor.dataAddress() + tensor.byteOffset();
+            TensorAllocation allocation = new TensorAllocation(tensor, address, tensor.extent().byteSize());
+            try {
+                data = allocator.wrapForeignAllocation(allocation);
+            } catch (RuntimeException | Error e) {
+                // Arrow releases the allocation itself on some failures (not when the allocator is full).
+                allocation.releaseUnlessReleased();
+                throw e;
+            }
+        } else {
+            try {
+                data = copyOf(tensor, leafType, count);
+            } finally {
+                tensor.close();
+            }
+            if (copyReason != null) {
+                LOG.log(Level.DEBUG, copyReason);
+            }
+        }
+        try {
+            return new ImportedVector(assemble(leafType, shape, data), Optional.ofNullable(copyReason));
+        } finally {
+            data.close(); // the vector took its own reference
+        }
+    }
+
+    private static void checkShape(ImportedTensor tensor, long[] shape) {
+        if (!tensor.device().isHostAccessible()) {
+            throw new IllegalArgumentException("DLTensor.device is " + tensor.device()
+                    + ": Arrow vectors live in host memory; copy the tensor to the CPU first");
+        }
+        if (shape.length == 0) {
+            throw new IllegalArgumentException("DLTensor.ndim is 0: an Arrow column needs at least one dimension, its rows");
+        }
+        long entries = 1;
+        for (int d = 0; d < shape.length; d++) {
+            entries = Math.multiplyExact(entries, shape[d]);
+            if (entries > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("DLTensor.shape is " + Arrays.toString(shape) + ": an Arrow vector holds at most "
+                        + Integer.MAX_VALUE + " values, and dimensions 0.." + d + " make " + entries);
+            }
+        }
+    }
+
+    /** Copies the tensor, in row-major order, into a compact buffer of {@code leafType}'s layout. */
+    private ArrowBuf copyOf(ImportedTensor tensor, ArrowType leafType, long count) {
+        DLDataType target = ArrowTypes.dtypeOf(leafType);
+        boolean bits = leafType instanceof ArrowType.Bool;
+        long bytes = bits ? (count + 7) / 8 : count * (target.bits() / 8);
+        ArrowBuf copy = allocator.buffer(bytes);
+        try {
+            if (count == 0) {
+                return copy;
+            }
+            copy.setZero(0, bytes);
+            MemorySegment into = AbiBridge.segmentAt(copy.memoryAddress(), bytes);
+            HostTensor source = HostTensor.of(tensor);
+            if (bits) {
+                for (long i = 0; i < count; i++) {
+                    if (source.getBoolean(i)) {
+                        into.set(ValueLayout.JAVA_BYTE, i >>> 3, (byte) (into.get(ValueLayout.JAVA_BYTE, i >>> 3) | (1 << (i & 7))));
+                    }
+                }
+            } else if (target.equals(tensor.dtype())) {
+                source.copyTo(HostTensor.of(into, target, tensor.shape()));
+            } else {
+                HostTensor values = HostTensor.of(into, target, count);
+                boolean integral = leafType instanceof ArrowType.Int;
+                for (long i = 0; i < count; i++) {
+                    if (integral) {
+                        values.setLong(i, source.getLong(i));
+                    } else {
+                        values.setDouble(i, source.getDouble(i));
+                    }
+                }
+            }
+            return copy;
+        } catch (RuntimeException | Error e) {
+            copy.close();
+            throw e;
+        }
+    }
+
+    /** Builds the vector, FixedSizeList levels outermost, over {@code data}; takes its own reference on it. */
+    private FieldVector assemble(ArrowType leafType, long[] shape, ArrowBuf data) {
+        Field field = new Field(shape.length == 1 ? name : BaseRepeatedValueVector.DATA_VECTOR_NAME, FieldType.nullable(leafType), null);
+        for (int d = shape.length - 1; d >= 1; d--) {
+            field = new Field(d == 1 ? name : BaseRepeatedValueVector.DATA_VECTOR_NAME,
+                    FieldType.nullable(new ArrowType.FixedSizeList(Math.toIntExact(shape[d]))), List.of(field));
+        }
+        FieldVector vector = field.createVector(allocator);
+        try {
+            FieldVector level = vector;
+            long entries = shape[0];
+            for (int d = 1; d < shape.length; d++) {
+                FixedSizeListVector list = (FixedSizeListVector) level;
+                list.loadFieldBuffers(new ArrowFieldNode(entries, 0), Collections.singletonList(null));
+                entries *= shape[d];
+                level = list.getDataVector();
+            }
+            // No validity buffer and no nulls: Arrow allocates an all-valid bitmap.
+            List<ArrowBuf> buffers = new ArrayList<>(2);
+            buffers.add(null);
+            buffers.add(data);
+            level.loadFieldBuffers(new ArrowFieldNode(entries, 0), buffers);
+            return vector;
+        } catch (RuntimeException | Error e) {
+            vector.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ArrowImport[into " + allocator.getName() + ", named " + name + (zeroCopyOnly ? ", zero-copy only" : "") + "]";
+    }
+}
