@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
@@ -88,17 +89,17 @@ public class ExchangeBenchmark {
 
     @Benchmark
     public long exportVersionedCConsumes() {
-        return peer.consume(owner.exportVersioned(spec).consume(), false);
+        return peer.consume(owner.export(spec).consume(), false);
     }
 
     @Benchmark
     public long exportPointerVersionedCConsumes() {
-        return peer.consume(owner.exportPointer(ManagedTensorKind.VERSIONED, spec), false);
+        return peer.consume(owner.exportPointer(spec, ExportOptions.VERSIONED), false);
     }
 
     @Benchmark
     public long exportLegacyCConsumes() {
-        return peer.consume(owner.exportLegacy(spec).consume(), true);
+        return peer.consume(owner.export(spec, ExportOptions.LEGACY).consume(), true);
     }
 
     @Benchmark

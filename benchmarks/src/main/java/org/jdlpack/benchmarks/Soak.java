@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorSpec;
@@ -57,13 +58,13 @@ public final class Soak {
                 for (long i = 0; i < perThread; i++) {
                     int kind = (int) (i % 100);
                     if (kind == 0 && freshThreads) {
-                        peer.deleteOnNewThread(owner.exportVersioned(spec).consume(), false);
+                        peer.deleteOnNewThread(owner.export(spec).consume(), false);
                     } else if (kind % 2 == 0) {
-                        try (ImportedTensor back = owner.exportLegacy(spec).importTensor()) {
+                        try (ImportedTensor back = owner.export(spec, ExportOptions.LEGACY).importTensor()) {
                             back.hostSegment();
                         }
                     } else {
-                        peer.delete(owner.exportVersioned(spec).consume(), false);
+                        peer.delete(owner.export(spec).consume(), false);
                     }
                     done.incrementAndGet();
                 }

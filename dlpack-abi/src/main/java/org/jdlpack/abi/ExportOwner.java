@@ -131,56 +131,6 @@ public final class ExportOwner implements AutoCloseable {
         return MemorySegment.ofAddress(exportAddress(spec, options));
     }
 
-    /**
-     * Exports the tensor as a fresh {@code DLManagedTensorVersioned}.
-     *
-     * @param spec the tensor
-     * @return a handle owning the new struct
-     * @deprecated use {@link #export(TensorSpec)}
-     */
-    @Deprecated
-    public ManagedTensorHandle exportVersioned(TensorSpec spec) {
-        return export(spec, ExportOptions.VERSIONED);
-    }
-
-    /**
-     * Exports the tensor as a fresh legacy {@code DLManagedTensor}.
-     *
-     * @param spec the tensor; not read-only
-     * @return a handle owning the new struct
-     * @deprecated use {@link #export(TensorSpec, ExportOptions)} with {@link ExportOptions#LEGACY}
-     */
-    @Deprecated
-    public ManagedTensorHandle exportLegacy(TensorSpec spec) {
-        return export(spec, ExportOptions.LEGACY);
-    }
-
-    /**
-     * Exports the tensor as a fresh struct of the given kind.
-     *
-     * @param kind which struct to build
-     * @param spec the tensor
-     * @return a handle owning the new struct
-     * @deprecated use {@link #export(TensorSpec, ExportOptions)}
-     */
-    @Deprecated
-    public ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec) {
-        return export(spec, ExportOptions.of(kind));
-    }
-
-    /**
-     * Exports the tensor and hands the pointer on at once.
-     *
-     * @param kind which struct to build
-     * @param spec the tensor
-     * @return the struct pointer, as a zero-length segment
-     * @deprecated use {@link #exportPointer(TensorSpec, ExportOptions)}
-     */
-    @Deprecated
-    public MemorySegment exportPointer(ManagedTensorKind kind, TensorSpec spec) {
-        return exportPointer(spec, ExportOptions.of(kind));
-    }
-
     private long exportAddress(TensorSpec spec, ExportOptions options) {
         ManagedTensorKind kind = options.kind();
         if (kind == ManagedTensorKind.LEGACY && DLTensorFlag.READ_ONLY.isSet(spec.flags())) {

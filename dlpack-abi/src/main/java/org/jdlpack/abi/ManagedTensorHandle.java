@@ -151,24 +151,6 @@ public final class ManagedTensorHandle implements AutoCloseable {
         return ImportedTensor.take(cell.kind, cell.address, lifetime, true);
     }
 
-    /**
-     * Moves ownership into an imported tensor that lives as long as {@code arena}: closing the arena
-     * calls the deleter, and {@link ImportedTensor#close()} does nothing. With an automatic
-     * arena, the garbage collector decides; with a confined arena, only its owner thread may import.
-     *
-     * @param arena the lifetime of the tensor and of every segment derived from it
-     * @return the tensor
-     * @throws IllegalStateException        if the handle no longer owns the pointer, or the arena is closed
-     * @throws IllegalArgumentException     if the arena is the global arena (the handle still owns the pointer)
-     * @throws InvalidTensorException       if a field is malformed (the deleter has run)
-     * @throws UnsupportedVersionException  if the major version is not 1 (the deleter has run)
-     * @deprecated use {@link #importTensor(ImportLifetime)} with {@link ImportLifetime#in(Arena)}
-     */
-    @Deprecated
-    public ImportedTensor importTensor(Arena arena) {
-        return importTensor(ImportLifetime.in(arena));
-    }
-
     private void moveOut(String what) {
         if (!cell.move()) {
             throw new IllegalStateException("cannot " + what + ": " + describeState());

@@ -120,7 +120,7 @@ class ConcurrencyTest {
                                 // thread (confined), while native threads run deleters of exports
                                 CPeer.Produced made = PEER.make(PeerTensor.legacy());
                                 produced.add(made.id());
-                                long deleting = PEER.deleteAsync(shared.exportVersioned(spec).consume(), false);
+                                long deleting = PEER.deleteAsync(shared.export(spec).consume(), false);
                                 try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, made.pointer())) {
                                     tensor.hostSegment().get(JAVA_FLOAT_UNALIGNED, 20);
                                 }

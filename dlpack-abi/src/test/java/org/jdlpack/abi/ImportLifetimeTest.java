@@ -195,19 +195,13 @@ class ImportLifetimeTest {
 
     /** Issue 13 item 6: a tensor in the global arena would never see its deleter called. */
     @Test
-    @SuppressWarnings("deprecation") // the old arena route must refuse it too
     void theGlobalArenaIsRefusedAndTheDeleterStillRuns() {
         assertThatThrownBy(() -> ImportLifetime.in(Arena.global())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("Arena.global()");
 
-        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        assertThatThrownBy(() -> ImportedTensor.importVersioned(produced.pointer(), Arena.global()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("never run");
-        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
-
         CPeer.Produced held = PEER.make(PeerTensor.legacy());
         ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(held.pointer());
-        assertThatThrownBy(() -> handle.importTensor(Arena.global())).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> handle.importTensor(ImportLifetime.in(Arena.global()))).isInstanceOf(IllegalArgumentException.class);
         assertThat(handle.isOwned()).isTrue(); // nothing was taken: the handle still owns it
         handle.close();
         assertThat(PEER.deleterCalls(held.id())).isEqualTo(1);

@@ -82,7 +82,7 @@ class CudaLifetimeTest {
         try (Arena arena = Arena.ofConfined()) {
             TensorSpec empty = TensorSpec.builder(MemorySegment.ofAddress(0x7f00_0000_0000L), DLDataType.FLOAT32, 0)
                     .device(DLDevice.of(DLDeviceType.CUDA, 0)).build();
-            ImportedTensor tensor = owner.exportVersioned(empty).importTensor();
+            ImportedTensor tensor = owner.export(empty).importTensor();
             CudaTensor view = CudaTensor.of(tensor); // no elements: no driver needed
             tensor.close();
             HostTensor host = HostTensor.of(arena.allocate(4), DLDataType.FLOAT32, 0);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
@@ -153,7 +154,7 @@ class OpenCLLifetimeTest {
         try (OpenCLBuffer buffer = context.allocate(64)) {
             OpenCLTensor view;
             try (Arena arena = Arena.ofConfined()) {
-                ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor(arena);
+                ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor(ImportLifetime.in(arena));
                 view = OpenCLTensor.of(tensor, context);
                 assertThat(view.readFloats()).hasSize(4);
             }

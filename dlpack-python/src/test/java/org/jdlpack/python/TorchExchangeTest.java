@@ -17,7 +17,6 @@ import org.jdlpack.cpu.HostTensor;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -170,7 +169,6 @@ class TorchExchangeTest {
         exportToTorch(dtype, layout);
     }
 
-    @Disabled("needs byte_offset fold (branch exports): PyTorch 1.13 ignores byte_offset")
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("javaTensorsWithOffset")
     void javaViewsThatStartInsideTheirBufferReachTorchExactly(DLDataType dtype, Layout layout) {
