@@ -167,7 +167,7 @@ if loop:
     add("`java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar org.jdlpack.benchmarks.ImportLoop`")
     add("imports the same C tensor through the public front door in a plain loop (11 rounds of a million):")
     add("")
-    add("| path | best round | median round | JMH, same run |")
+    add("| path | best round | median round | JMH median on this page |")
     add("|---|---|---|---|")
     for k, label, jmh_name in (("import_loop_default_ns", "`ImportedTensor.of` + read + close", "LifetimeBenchmark.importDefaultReadClose"),
                                ("import_loop_scoped_ns", "`ImportedTensor.apply` + read", "LifetimeBenchmark.importScopedRead")):
