@@ -186,6 +186,39 @@ for n in scaling_names:
     add(f"| {n} | " + " | ".join(f"{t.get(k, float('nan')):.0f}" for k in (1, 2, 4, 8))
         + f" | {speedup(n, 2):.2f}x | {slowdown(n, 8):.2f}x |")
 add("")
+py = {n: s("PythonHandOffBenchmark." + n) for n in
+      ("inPythonNumPyArray", "inPythonJavaTensor", "fromJavaNumPyArray", "fromJavaJavaTensor", "fromJavaNewObject")}
+if any(v == v for v in py.values()):
+    add("## A Java tensor handed to NumPy through dlpack-python")
+    add("")
+    add("`np.from_dlpack(x)` on a Java tensor object (its `__dlpack__` is a Java upcall that exports a fresh struct),")
+    add("next to NumPy's own round trip `np.from_dlpack(a)` on a NumPy array, in the same JVM and the same run.")
+    add("")
+    add("| where the loop runs | NumPy array | Java tensor object | ratio |")
+    add("|---|---|---|---|")
+    add(f"| in Python (1,000 calls per op) | {py['inPythonNumPyArray']:.0f} ns | {py['inPythonJavaTensor']:.0f} ns | "
+        f"{py['inPythonJavaTensor'] / py['inPythonNumPyArray']:.1f}x |")
+    add(f"| one call from Java (GIL taken per call) | {py['fromJavaNumPyArray']:.0f} ns | {py['fromJavaJavaTensor']:.0f} ns | "
+        f"{py['fromJavaJavaTensor'] / py['fromJavaNumPyArray']:.1f}x |")
+    add(f"| from Java, a new Python object each time | | {py['fromJavaNewObject']:.0f} ns | |")
+    add("")
+arrow = {n: (s(f"ArrowHandoffBenchmark.{n}(rows=1000000)"), alloc.get(f"ArrowHandoffBenchmark.{n}(rows=1000000)"))
+         for n in ("jdlpackZeroCopy", "copyToFloatArray", "copyThroughFloatArrayToATensor")}
+if any(v[0] == v[0] for v in arrow.values()):
+    add("## An Arrow embedding column handed to a native consumer")
+    add("")
+    add("A `FixedSizeList<float32>[768]` column of 1,000,000 rows (3 GB) handed to the C peer: through dlpack-arrow")
+    add("without a copy, against copying it into a `float[]` first (as code without DLPack does). The zero-copy time is")
+    add("the null check (a scan of the validity bitmap) plus one export and one deleter call.")
+    add("")
+    add("| handoff | time per handoff | heap bytes per handoff | vs zero-copy |")
+    add("|---|---|---|---|")
+    base = arrow["jdlpackZeroCopy"][0]
+    labels = {"jdlpackZeroCopy": "jdlpack, zero-copy", "copyToFloatArray": "copy into `float[]`, C reads it in place",
+              "copyThroughFloatArrayToATensor": "copy into `float[]`, then into a native tensor"}
+    for n, (t, a) in arrow.items():
+        add(f"| {labels[n]} | {t:.1f} ms | {fmt_alloc(a)} | {t / base:.0f}x |")
+    add("")
 add("## All single-thread figures")
 add("")
 add("The score used everywhere on this page is the median of the measurement iterations; JMH's mean and error are shown")
