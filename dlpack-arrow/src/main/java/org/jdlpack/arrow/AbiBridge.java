@@ -2,7 +2,9 @@ package org.jdlpack.arrow;
 
 import java.lang.foreign.MemorySegment;
 
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
@@ -24,7 +26,8 @@ final class AbiBridge {
     static ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec, Object keepAlive, Runnable release) {
         ExportOwner owner = ExportOwner.of(keepAlive, release);
         try {
-            return owner.export(kind, spec);
+            // Arrow's buffers are addressed directly, with byte_offset 0: folding changes nothing here.
+            return owner.export(spec, ExportOptions.of(kind));
         } finally {
             owner.close(); // the export, if made, now holds the only reference
         }
@@ -32,13 +35,14 @@ final class AbiBridge {
 
     /**
      * Takes ownership of the managed tensor and validates it. The tensor gets a lifetime of its own
-     * that any thread may end with {@link ImportedTensor#close()}: the last Arrow buffer over it
-     * may be released on any thread, including a native one inside a deleter.
+     * that any thread may end with {@link ImportedTensor#close()} ({@link ImportLifetime#SHARED},
+     * not the default, confined one): the last Arrow buffer over it may be released on any thread,
+     * including a native one inside a deleter.
      *
      * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed (the deleter has run)
      */
     static ImportedTensor importAnyThread(ManagedTensorHandle handle) {
-        return handle.importTensor();
+        return handle.importTensor(ImportLifetime.SHARED);
     }
 
     /**

@@ -45,10 +45,12 @@ import org.jdlpack.cpu.HostTensor;
  *
  * <h2>Lifetime</h2>
  * Importing takes ownership of the managed tensor. Its memory is held with a lifetime that any
- * thread may end (the thread that closes the last vector, or a native thread inside the deleter
- * of a tensor re-exported from the vector), so ending it costs a JVM-wide handshake, a few tens of
- * microseconds, once per import. A vector leaked without being closed still releases the tensor
- * once the garbage collector finds it unreachable, but Arrow's allocator keeps counting its bytes.
+ * thread may end ({@code ImportLifetime.SHARED}: the thread that closes the last vector, or a
+ * native thread inside the deleter of a tensor re-exported from the vector), so ending it costs a
+ * JVM-wide handshake, a few tens of microseconds, once per import. A tensor already imported
+ * ({@link #importTensor(ImportedTensor)}) keeps the lifetime it was imported with. A vector leaked
+ * without being closed still releases the tensor once the garbage collector finds it unreachable,
+ * but Arrow's allocator keeps counting its bytes.
  *
  * <p>Instances are immutable and may be used from any thread, as the allocator allows.
  */
@@ -132,7 +134,37 @@ public final class ArrowImport {
      * @throws IllegalStateException    if the handle no longer owns its tensor
      */
     public ImportedVector importTensor(ManagedTensorHandle handle) {
-        ImportedTensor tensor = AbiBridge.importAnyThread(handle);
+        return importOwned(AbiBridge.importAnyThread(handle));
+    }
+
+    /**
+     * Imports a tensor already imported into Java, such as one from
+     * {@code org.jdlpack.python.PythonRuntime.importTensor}; ownership moves to the vector, so do
+     * not close the tensor yourself. Whatever the outcome, the tensor is closed exactly once: now
+     * if the import fails or copies, else when the vector's memory is released.
+     *
+     * <p>The tensor's lifetime says which threads may release that memory. A tensor imported with
+     * {@link org.jdlpack.abi.ImportLifetime#SHARED} (as the other import methods here do) may be
+     * released on any thread. One confined to its importing thread (the default lifetime) must
+     * be: if the last buffer over it is released on another thread, the tensor cannot be closed
+     * there; that is logged, and the producer's deleter is left to the safety net after garbage
+     * collection. A tensor imported into a caller's arena ({@code ImportLifetime.in}) does not
+     * fit: closing that arena would free memory the vector still points at.
+     *
+     * @param tensor the tensor, alive; a zero-copy vector wraps its memory
+     * @return the vector
+     * @throws IllegalStateException    if the tensor was already closed
+     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
+     */
+    public ImportedVector importTensor(ImportedTensor tensor) {
+        if (!Objects.requireNonNull(tensor, "tensor").isAlive()) {
+            throw new IllegalStateException("cannot import a closed tensor into Arrow: " + tensor);
+        }
+        return importOwned(tensor);
+    }
+
+    /** Imports a tensor this import now owns: closes it now on failure or copy, else hands it to Arrow. */
+    private ImportedVector importOwned(ImportedTensor tensor) {
         long[] shape = tensor.shape();
         ArrowType leafType;
         String copyReason;

@@ -23,7 +23,10 @@ final class TensorAllocation extends ForeignAllocation {
         this.tensor = tensor;
     }
 
-    /** Runs on whichever thread releases the last buffer; the tensor's lifetime allows any thread. */
+    /**
+     * Runs on whichever thread releases the last buffer: any thread for a tensor imported with
+     * {@code ImportLifetime.SHARED}, as {@link ArrowImport} does itself.
+     */
     @Override
     protected void release0() {
         if (!released.compareAndSet(false, true)) {
@@ -31,6 +34,10 @@ final class TensorAllocation extends ForeignAllocation {
         }
         try {
             tensor.close();
+        } catch (WrongThreadException e) {
+            LOG.log(Level.ERROR, "the last Arrow buffer over " + tensor + " was released on " + Thread.currentThread()
+                    + ", but the tensor is confined to the thread that imported it; its deleter is left to the safety net"
+                    + " (import it with ImportLifetime.SHARED to release it on any thread)", e);
         } catch (RuntimeException e) {
             // Arrow is in the middle of its own accounting here; do not unwind through it.
             LOG.log(Level.ERROR, "could not release the DLPack tensor behind an Arrow buffer: " + tensor, e);

@@ -23,8 +23,8 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NothingLeftBehind;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -228,6 +228,7 @@ class ArrowExportTest {
         }
     }
 
+    @SuppressWarnings("restricted") // reads the copy the peer sees, at the address it reports
     @Test
     void aBitVectorIsExportedAsACopyOfBoolBytes() {
         try (BitVector bits = new BitVector("flags", allocator)) {

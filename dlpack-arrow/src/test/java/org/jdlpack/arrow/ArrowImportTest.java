@@ -21,10 +21,13 @@ import org.apache.arrow.vector.util.TransferPair;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ImportLifetime;
+import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
-import org.jdlpack.abi.peer.CPeer;
-import org.jdlpack.abi.peer.NothingLeftBehind;
-import org.jdlpack.abi.peer.PeerTensor;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.testsupport.PeerTensor;
 import org.jdlpack.cpu.HostTensor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -58,6 +61,7 @@ class ArrowImportTest {
     }
 
     /** The peer's data, as a host tensor, for writing values before the import. */
+    @SuppressWarnings("restricted")
     private HostTensor peerData(CPeer.Produced produced, DLDataType dtype, long... shape) {
         long address = peer.field(produced.pointer(), produced.legacy(), DATA);
         long bytes = dtype.isSubByte() ? (HostTensorSize.elements(shape) * dtype.bits() + 7) / 8 : HostTensorSize.elements(shape) * dtype.bits() / 8;
@@ -141,6 +145,40 @@ class ArrowImportTest {
         closer.join();
         assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
         assertThat(peer.deleterThread(produced.id())).as("run by the thread that released the last buffer").isEqualTo(releasingThread.get());
+    }
+
+    @Test
+    void anAlreadyImportedTensorMovesIntoTheVectorAndKeepsItsLifetime() throws InterruptedException {
+        CPeer.Produced produced = make(PeerTensor.versioned().shape(6));
+        long data = peer.field(produced.pointer(), false, DATA);
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.SHARED);
+        ImportedVector imported = ArrowImport.into(allocator).zeroCopyOnly().importTensor(tensor);
+        assertThat(((Float4Vector) imported.vector()).getDataBuffer().memoryAddress()).as("no copy").isEqualTo(data);
+        assertThat(Columns.objects(imported.vector())).isEqualTo(java.util.List.of(0f, 1f, 2f, 3f, 4f, 5f));
+        assertThat(tensor.isAlive()).as("owned by the vector now").isTrue();
+
+        AtomicLong releasingThread = new AtomicLong();
+        Thread closer = new Thread(() -> {
+            releasingThread.set(peer.currentThread());
+            imported.close();
+        });
+        closer.start();
+        closer.join();
+        assertThat(tensor.isAlive()).isFalse();
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+        assertThat(peer.deleterThread(produced.id())).as("a SHARED tensor, closed by the releasing thread").isEqualTo(releasingThread.get());
+
+        // A copy closes the tensor during the import; a closed tensor is refused.
+        CPeer.Produced strided = make(PeerTensor.versioned().shape(2, 3).strides(1, 2));
+        ImportedTensor confined = ImportedTensor.of(ManagedTensorKind.VERSIONED, strided.pointer());
+        try (ImportedVector copy = ArrowImport.into(allocator).importTensor(confined)) {
+            assertThat(copy.isCopy()).isTrue();
+            assertThat(confined.isAlive()).isFalse();
+            assertThat(peer.deleterCalls(strided.id())).isEqualTo(1);
+        }
+        assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(confined)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThat(peer.deleterCalls(strided.id())).isEqualTo(1);
     }
 
     @Test
