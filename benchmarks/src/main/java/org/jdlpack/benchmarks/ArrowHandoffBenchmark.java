@@ -18,7 +18,7 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.peer.CPeer;
 import org.jdlpack.arrow.ArrowExport;
-import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -112,12 +112,12 @@ public class ArrowHandoffBenchmark {
         return firstValue.get(JAVA_FLOAT, 0);
     }
 
-    /** Baseline: into a float[], then into a native tensor (CpuTensor.copyOf) that C consumes as a DLPack tensor. */
+    /** Baseline: into a float[], then into a native tensor (OwnedHostTensor.copyOf) that C consumes as a DLPack tensor. */
     @Benchmark
     public long copyThroughFloatArrayToATensor() {
         float[] copy = new float[Math.toIntExact(values.byteSize() / Float.BYTES)];
         MemorySegment.copy(values, JAVA_FLOAT, 0, copy, 0, copy.length);
-        try (CpuTensor tensor = CpuTensor.copyOf(copy, rows, DIMENSIONS)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(copy, rows, DIMENSIONS)) {
             MemorySegment managed = tensor.exportVersioned().consume();
             long data = peer.field(managed, false, DATA);
             peer.memcpy(firstValue, MemorySegment.ofAddress(data).reinterpret(Float.BYTES), Float.BYTES);

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.CPeer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Copying a tensor's elements into a Java {@code float[]}: jdlpack's {@link HostTensor#copyTo(float[])}
+ * Copying a tensor's elements into a Java {@code float[]}: jdlpack's {@link HostTensorView#copyTo(float[])}
  * against C {@code memcpy} (and a C strided gather) writing into the same array in the same run,
  * through a critical downcall that hands C the array in place.
  */
@@ -43,8 +43,8 @@ public class CopyBenchmark {
 
     private Arena arena;
     private MemorySegment source;
-    private HostTensor contiguous;
-    private HostTensor everyOtherRow;
+    private HostTensorView contiguous;
+    private HostTensorView everyOtherRow;
     private float[] destination;
     private MemorySegment destinationSegment;
     private CPeer peer;
@@ -59,11 +59,11 @@ public class CopyBenchmark {
         for (long i = 0; i < elements * 2L; i++) {
             source.setAtIndex(JAVA_FLOAT, i, i);
         }
-        contiguous = HostTensor.of(TensorSpec.of(source, DLDataType.FLOAT32, elements));
+        contiguous = HostTensorView.of(TensorSpec.of(source, DLDataType.FLOAT32, elements));
         cols = 256;
         rows = elements / cols;
         // Every other row of a (2 * rows) x cols matrix: rows are contiguous, the view is not.
-        everyOtherRow = HostTensor.of(TensorSpec.builder(source, DLDataType.FLOAT32, rows, cols).strides(2 * cols, 1).build());
+        everyOtherRow = HostTensorView.of(TensorSpec.builder(source, DLDataType.FLOAT32, rows, cols).strides(2 * cols, 1).build());
         destination = new float[elements];
         destinationSegment = MemorySegment.ofArray(destination);
     }

@@ -3,7 +3,7 @@ package org.jdlpack.benchmarks;
 import java.util.concurrent.TimeUnit;
 
 import org.jdlpack.abi.DLDataType;
-import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -44,7 +44,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class PythonHandOffBenchmark {
 
     private PythonRuntime python;
-    private CpuTensor tensor;
+    private OwnedHostTensor tensor;
     private DLPackSource source;
     private PythonObject fromDlpack;
     private PythonObject javaObject;
@@ -56,7 +56,7 @@ public class PythonHandOffBenchmark {
     public void setUp() {
         python = PythonRuntime.get();
         python.exec("import numpy as np\na = np.zeros((2, 3, 4, 5), dtype=np.float32)");
-        tensor = CpuTensor.allocate(DLDataType.FLOAT32, 2, 3, 4, 5);
+        tensor = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3, 4, 5);
         source = DLPackSource.of(tensor);
         javaObject = python.toPython(source);
         python.set("x", javaObject);

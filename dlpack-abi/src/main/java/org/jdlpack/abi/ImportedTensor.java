@@ -137,7 +137,7 @@ public final class ImportedTensor implements AutoCloseable {
         try {
             fields = ManagedTensorReader.read(kind, address);
         } catch (RuntimeException | Error e) {
-            Deleters.call(kind, address);
+            ForeignDeleters.call(kind, address);
             throw e;
         }
         ImportLifetime.Mode mode = lifetime.mode();

@@ -55,7 +55,7 @@ final class ManagedTensorWriter {
             header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, flags);
         }
         header.set(JAVA_LONG, kind.managerCtxOffset(), managerCtx);
-        header.set(JAVA_LONG, kind.deleterOffset(), DeleterUpcalls.stubAddress(kind));
+        header.set(JAVA_LONG, kind.deleterOffset(), ExportDeleterUpcalls.stubAddress(kind));
 
         // Fold byte_offset into data where data is a pointer: consumers that ignore byte_offset
         // (PyTorch up to 2.9, cuVS-java, cuda.core) then read the right elements.

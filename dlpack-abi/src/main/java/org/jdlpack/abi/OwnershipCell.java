@@ -86,7 +86,7 @@ final class OwnershipCell extends PhantomReference<Object> {
     boolean release() {
         if (STATE.compareAndSet(this, OWNED, RELEASED)) {
             leaveOwnedState();
-            Deleters.call(kind, address);
+            ForeignDeleters.call(kind, address);
             return true;
         }
         return false;

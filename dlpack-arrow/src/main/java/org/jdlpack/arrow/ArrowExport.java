@@ -15,7 +15,7 @@ import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 
 /**
  * An Arrow vector exported as a DLPack tensor, zero-copy where Arrow's layout is the tensor's.
@@ -166,7 +166,7 @@ public final class ArrowExport {
             } else {
                 MemorySegment.copy(AbiBridge.segmentAt(leaf.getDataBuffer().memoryAddress(), layout.valueBytes()), 0, target, 0,
                         layout.valueBytes());
-                fillNulls(HostTensor.of(target, layout.dtype(), count), layout);
+                fillNulls(HostTensorView.of(target, layout.dtype(), count), layout);
             }
             TensorSpec spec = TensorSpec.builder(target, layout.dtype(), layout.shape()).flags(flags).build();
             return AbiBridge.export(kind, spec, copy, copy::close);
@@ -178,7 +178,7 @@ public final class ArrowExport {
         }
     }
 
-    private void fillNulls(HostTensor values, ColumnLayout layout) {
+    private void fillNulls(HostTensorView values, ColumnLayout layout) {
         DLDataType dtype = layout.dtype();
         boolean integral = dtype.code() == DLDataTypeCode.INT || dtype.code() == DLDataTypeCode.UINT;
         for (long i = 0; i < layout.elementCount(); i++) {

@@ -22,7 +22,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 
 /**
  * DLPack tensors taken into Arrow vectors, zero-copy where the tensor's layout is Arrow's.
@@ -253,7 +253,7 @@ public final class ArrowImport {
             }
             copy.setZero(0, bytes);
             MemorySegment into = AbiBridge.segmentAt(copy.memoryAddress(), bytes);
-            HostTensor source = HostTensor.of(tensor);
+            HostTensorView source = HostTensorView.of(tensor);
             if (bits) {
                 for (long i = 0; i < count; i++) {
                     if (source.getBoolean(i)) {
@@ -261,9 +261,9 @@ public final class ArrowImport {
                     }
                 }
             } else if (target.equals(tensor.dtype())) {
-                source.copyTo(HostTensor.of(into, target, tensor.shape()));
+                source.copyTo(HostTensorView.of(into, target, tensor.shape()));
             } else {
-                HostTensor values = HostTensor.of(into, target, count);
+                HostTensorView values = HostTensorView.of(into, target, count);
                 boolean integral = leafType instanceof ArrowType.Int;
                 for (long i = 0; i < count; i++) {
                     if (integral) {

@@ -28,7 +28,7 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,10 +62,10 @@ class ArrowImportTest {
 
     /** The peer's data, as a host tensor, for writing values before the import. */
     @SuppressWarnings("restricted")
-    private HostTensor peerData(CPeer.Produced produced, DLDataType dtype, long... shape) {
+    private HostTensorView peerData(CPeer.Produced produced, DLDataType dtype, long... shape) {
         long address = peer.field(produced.pointer(), produced.legacy(), DATA);
         long bytes = dtype.isSubByte() ? (HostTensorSize.elements(shape) * dtype.bits() + 7) / 8 : HostTensorSize.elements(shape) * dtype.bits() / 8;
-        return HostTensor.of(MemorySegment.ofAddress(address).reinterpret(bytes), dtype, shape);
+        return HostTensorView.of(MemorySegment.ofAddress(address).reinterpret(bytes), dtype, shape);
     }
 
     /** Element counting for the helper above. */
@@ -84,7 +84,7 @@ class ArrowImportTest {
     void everyArrowTypeWrapsTheProducersMemoryAndTheDeleterRunsOnClose(MinorType type) {
         DLDataType dtype = ArrowTypes.dtypeOf(type).orElseThrow();
         CPeer.Produced produced = make(PeerTensor.versioned().dtype(dtype.code().code(), dtype.bits(), 1).shape(40));
-        HostTensor values = peerData(produced, dtype, 40);
+        HostTensorView values = peerData(produced, dtype, 40);
         for (int i = 0; i < 40; i++) {
             if (dtype.code() == DLDataTypeCode.FLOAT) {
                 values.setDouble(i, Columns.value(i));
@@ -234,7 +234,7 @@ class ArrowImportTest {
     @Test
     void typesArrowLacksConvertExactlyIntoACopy() {
         CPeer.Produced bf16 = make(PeerTensor.versioned().dtype(4, 16, 1).shape(3));
-        HostTensor halves = peerData(bf16, DLDataType.BFLOAT16, 3);
+        HostTensorView halves = peerData(bf16, DLDataType.BFLOAT16, 3);
         halves.setDouble(0, 1.5);
         halves.setDouble(1, -256);
         halves.setDouble(2, 0.0078125);
@@ -245,7 +245,7 @@ class ArrowImportTest {
         }
 
         CPeer.Produced bools = make(PeerTensor.versioned().dtype(6, 8, 1).shape(10));
-        HostTensor flags = peerData(bools, DLDataType.BOOL, 10);
+        HostTensorView flags = peerData(bools, DLDataType.BOOL, 10);
         for (int i = 0; i < 10; i++) {
             flags.setBoolean(i, i % 4 == 1);
         }
@@ -260,8 +260,8 @@ class ArrowImportTest {
         DLDataType uint4 = new DLDataType(DLDataTypeCode.UINT, 4, 1);
         CPeer.Produced nibbles = make(PeerTensor.versioned().dtype(0, 4, 1).shape(5));
         CPeer.Produced unsignedNibbles = make(PeerTensor.versioned().dtype(1, 4, 1).shape(5));
-        HostTensor signed = peerData(nibbles, int4, 5);
-        HostTensor unsigned = peerData(unsignedNibbles, uint4, 5);
+        HostTensorView signed = peerData(nibbles, int4, 5);
+        HostTensorView unsigned = peerData(unsignedNibbles, uint4, 5);
         for (int i = 0; i < 5; i++) {
             signed.setLong(i, i * 3 - 8);
             unsigned.setLong(i, i * 3 + 3);

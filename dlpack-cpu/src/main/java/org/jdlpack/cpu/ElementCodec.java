@@ -91,7 +91,7 @@ final class ElementCodec {
     private int slot(int lane, int part) {
         if (width > 64) {
             throw new UnsupportedOperationException(dtype + " values are " + width + " bits wide; scalar access reads and writes"
-                    + " at most 64 bits (copy such elements with copyTo(HostTensor) or through segment())");
+                    + " at most 64 bits (copy such elements with copyTo(HostTensorView) or through segment())");
         }
         Objects.checkIndex(lane, dtype.lanes());
         if (part != 0 && !complex) {

@@ -23,7 +23,7 @@ final class StridedCopy {
     }
 
     /** Refuses writes to a read-only tensor. */
-    static void checkWritable(HostTensor tensor) {
+    static void checkWritable(HostTensorView tensor) {
         if (tensor.isReadOnly()) {
             throw new UnsupportedOperationException("the tensor is read-only (DLPack READ_ONLY flag or a read-only segment)");
         }
@@ -37,7 +37,7 @@ final class StridedCopy {
      * @throws IllegalArgumentException      if the element width or the length differs
      * @throws UnsupportedOperationException if {@code intoTensor} and the tensor is read-only
      */
-    static void array(HostTensor tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
+    static void array(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
         DLDataType dtype = tensor.dtype();
         if (dtype.bitsPerElement() != javaBits || dtype.isSubByte()) {
             throw new IllegalArgumentException("cannot copy " + dtype + " elements as " + layout.carrier().getSimpleName()
@@ -85,7 +85,7 @@ final class StridedCopy {
      * Copies every element of {@code source} into {@code target}; the caller has checked that
      * dtype and shape agree and that the target is writable.
      */
-    static void elements(HostTensor source, HostTensor target) {
+    static void elements(HostTensorView source, HostTensorView target) {
         if (source.elementCount() == 0) {
             return;
         }
@@ -121,7 +121,7 @@ final class StridedCopy {
     }
 
     /** Copies one packed (or padded-to-packed) sub-byte element slot by slot. */
-    private static void copySlots(HostTensor source, long fromElement, HostTensor target, long toElement) {
+    private static void copySlots(HostTensorView source, long fromElement, HostTensorView target, long toElement) {
         ElementCodec codec = source.codec();
         int lanes = source.dtype().lanes();
         for (int lane = 0; lane < lanes; lane++) {

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Every bit pattern of every format narrower than 32 bits, decoded through {@link HostTensor}, against
+ * Every bit pattern of every format narrower than 32 bits, decoded through {@link HostTensorView}, against
  * a reference written separately from the format definitions, plus the anchor values the
  * publications state.
  */
@@ -91,9 +91,9 @@ class MinifloatFormatTest {
             for (int code = 0; code < patterns; code++) {
                 memory.set(JAVA_BYTE, code, (byte) code);
             }
-            HostTensor tensor = format.bits() == 8
-                    ? HostTensor.of(memory, new DLDataType(codeOf(format), 8, 1), patterns)
-                    : HostTensor.of(packed(arena, format.bits(), patterns), new DLDataType(codeOf(format), format.bits(), 1), patterns);
+            HostTensorView tensor = format.bits() == 8
+                    ? HostTensorView.of(memory, new DLDataType(codeOf(format), 8, 1), patterns)
+                    : HostTensorView.of(packed(arena, format.bits(), patterns), new DLDataType(codeOf(format), format.bits(), 1), patterns);
             for (int code = 0; code < patterns; code++) {
                 double expected = definition.decode(code);
                 double actual = tensor.getDouble(code);
@@ -177,8 +177,8 @@ class MinifloatFormatTest {
             for (int code = 0; code < 65536; code++) {
                 memory.setAtIndex(JAVA_SHORT, code, (short) code);
             }
-            HostTensor half = HostTensor.of(memory, DLDataType.FLOAT16, 65536);
-            HostTensor brain = HostTensor.of(memory, DLDataType.BFLOAT16, 65536);
+            HostTensorView half = HostTensorView.of(memory, DLDataType.FLOAT16, 65536);
+            HostTensorView brain = HostTensorView.of(memory, DLDataType.BFLOAT16, 65536);
             for (int code = 0; code < 65536; code++) {
                 check(half.getDouble(code), binary16.decode(code), "float16", code);
                 check(brain.getDouble(code), bfloat16.decode(code), "bfloat16", code);

@@ -24,7 +24,7 @@ import org.jdlpack.abi.internal.Downcalls;
  * CUDA call when the last one goes, on whichever thread that is. The deleter makes the memory's
  * device current for the free, then makes the thread's previous device current again, and never
  * throws. Pinned and managed memory are also host-accessible: {@link #hostSegment()} and
- * dlpack-cpu's {@code HostTensor} read them directly.
+ * dlpack-cpu's {@code HostTensorView} read them directly.
  *
  * <p>Lifetime: after {@link #close()} every copy, export and host segment of this object throws
  * {@link IllegalStateException}. The check is part of each native call: a close while a copy on
@@ -184,7 +184,7 @@ public final class CudaMemory implements AutoCloseable {
     @SuppressWarnings("restricted")
     public MemorySegment hostSegment() {
         if (kind == Kind.DEVICE) {
-            throw new UnsupportedOperationException("CUDA device memory is not host-accessible; copy it with CudaTensor");
+            throw new UnsupportedOperationException("CUDA device memory is not host-accessible; copy it with CudaTensorView");
         }
         return live().reinterpret(byteSize); // keeps the lifetime: inaccessible after close
     }

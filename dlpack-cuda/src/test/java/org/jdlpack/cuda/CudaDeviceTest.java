@@ -12,7 +12,7 @@ import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,7 +61,7 @@ class CudaDeviceTest {
         try (Arena arena = Arena.ofConfined(); CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 64 * 64 * elementBytes)) {
             // A 5x7 view: rows 16 elements apart, every other column, starting at element 9.
             long[] shape = {5, 7};
-            HostTensor source = HostTensor.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
+            HostTensorView source = HostTensorView.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
             for (long i = 0; i < 35; i++) {
                 source.setDouble(i, sample(dtype, i));
                 if (dtype.code() == DLDataTypeCode.COMPLEX) {
@@ -70,10 +70,10 @@ class CudaDeviceTest {
             }
             for (ManagedTensorKind kind : ManagedTensorKind.values()) {
                 try (ImportedTensor imported = memory.export(kind, dtype, shape, new long[] {16, 2}, 9 * elementBytes).importTensor()) {
-                    CudaTensor tensor = CudaTensor.of(imported);
+                    CudaTensorView tensor = CudaTensorView.of(imported);
                     assertThat(tensor.driverDevice()).isZero();
                     tensor.writeFrom(source);
-                    HostTensor back = HostTensor.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
+                    HostTensorView back = HostTensorView.of(arena.allocate(35 * elementBytes, 256), dtype, shape);
                     tensor.readTo(back);
                     for (long i = 0; i < 35; i++) {
                         assertThat(back.getDouble(i)).as("%s %s element %d", kind, dtype, i).isEqualTo(source.getDouble(i));
@@ -93,8 +93,8 @@ class CudaDeviceTest {
             memory.copyFromHost(0, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values));
             try (ImportedTensor rows = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {100, 30},
                     new long[] {256, 1}, 4 * 3).importTensor()) {
-                HostTensor host = HostTensor.of(arena.allocate(100 * 30 * 4, 256), DLDataType.FLOAT32, 100, 30);
-                CudaTensor.of(rows).readTo(host);
+                HostTensorView host = HostTensorView.of(arena.allocate(100 * 30 * 4, 256), DLDataType.FLOAT32, 100, 30);
+                CudaTensorView.of(rows).readTo(host);
                 assertThat(host.getFloat(host.index(99, 29))).isEqualTo(99 * 256 + 3 + 29);
             }
         }
@@ -109,7 +109,7 @@ class CudaDeviceTest {
                 try (ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0)
                         .importTensor()) {
                     assertThat(imported.device().isHostAccessible()).isTrue();
-                    assertThat(HostTensor.of(imported).getFloat(2)).isEqualTo(42f);
+                    assertThat(HostTensorView.of(imported).getFloat(2)).isEqualTo(42f);
                 }
             }
         }
@@ -140,8 +140,8 @@ class CudaDeviceTest {
         try (Arena arena = Arena.ofConfined()) {
             CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 4096);
             ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0).importTensor();
-            CudaTensor view = CudaTensor.of(imported);
-            HostTensor host = HostTensor.of(arena.allocate(64, 256), DLDataType.FLOAT32, 16);
+            CudaTensorView view = CudaTensorView.of(imported);
+            HostTensorView host = HostTensorView.of(arena.allocate(64, 256), DLDataType.FLOAT32, 16);
             view.readTo(host);
             imported.close();
             assertThatThrownBy(() -> view.readTo(host)).isInstanceOf(IllegalStateException.class);

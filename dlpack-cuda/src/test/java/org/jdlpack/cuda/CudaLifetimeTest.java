@@ -23,7 +23,7 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -69,7 +69,7 @@ class CudaLifetimeTest {
                 pinned.close();
                 assertThatThrownBy(() -> host.get(JAVA_FLOAT, 4)).isInstanceOf(IllegalStateException.class);
                 try (ImportedTensor imported = export.importTensor()) {
-                    assertThat(HostTensor.of(imported).getFloat(1)).isEqualTo(5f);
+                    assertThat(HostTensorView.of(imported).getFloat(1)).isEqualTo(5f);
                 }
             }
             assertThat(released).hasValue(1);
@@ -83,12 +83,12 @@ class CudaLifetimeTest {
             TensorSpec empty = TensorSpec.builder(MemorySegment.ofAddress(0x7f00_0000_0000L), DLDataType.FLOAT32, 0)
                     .device(DLDevice.of(DLDeviceType.CUDA, 0)).build();
             ImportedTensor tensor = owner.export(empty).importTensor();
-            CudaTensor view = CudaTensor.of(tensor); // no elements: no driver needed
+            CudaTensorView view = CudaTensorView.of(tensor); // no elements: no driver needed
             tensor.close();
-            HostTensor host = HostTensor.of(arena.allocate(4), DLDataType.FLOAT32, 0);
+            HostTensorView host = HostTensorView.of(arena.allocate(4), DLDataType.FLOAT32, 0);
             assertThatThrownBy(() -> view.readTo(host)).isInstanceOf(IllegalStateException.class).hasMessage("ImportedTensor is closed");
             assertThatThrownBy(() -> view.writeFrom(host)).isInstanceOf(IllegalStateException.class);
-            assertThatThrownBy(() -> CudaTensor.of(tensor)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> CudaTensorView.of(tensor)).isInstanceOf(IllegalStateException.class);
         } finally {
             owner.close();
         }

@@ -9,7 +9,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.ExportRequest;
 import org.jdlpack.python.PythonException;
@@ -59,8 +59,8 @@ class CudaPythonExchangeTest {
                 : "x = (torch.arange(24, dtype=torch.float32, device='cuda').reshape(4, 6)[:, ::2] * 2)";
         python.exec(make);
         try (PythonObject x = python.get("x"); ImportedTensor tensor = python.importTensor(x); Arena arena = Arena.ofConfined()) {
-            HostTensor host = HostTensor.of(arena.allocate(12 * 4, 256), DLDataType.FLOAT32, 4, 3);
-            CudaTensor.of(tensor).readTo(host);
+            HostTensorView host = HostTensorView.of(arena.allocate(12 * 4, 256), DLDataType.FLOAT32, 4, 3);
+            CudaTensorView.of(tensor).readTo(host);
             for (int i = 0; i < 12; i++) {
                 assertThat(host.getFloat(i)).isEqualTo(((i / 3) * 6 + (i % 3) * 2) * 2f);
             }

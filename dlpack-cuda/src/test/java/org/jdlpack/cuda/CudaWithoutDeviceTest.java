@@ -102,17 +102,17 @@ class CudaWithoutDeviceTest {
         ExportOwner owner = ExportOwner.of(() -> { });
         try (var arena = java.lang.foreign.Arena.ofShared()) {
             try (ImportedTensor cpu = owner.export(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4)).importTensor()) {
-                assertThatThrownBy(() -> CudaTensor.of(cpu)).isInstanceOf(UnsupportedDeviceException.class)
+                assertThatThrownBy(() -> CudaTensorView.of(cpu)).isInstanceOf(UnsupportedDeviceException.class)
                         .hasMessageContaining("not a CUDA tensor: CPU:0");
             }
             TensorSpec onGpu = TensorSpec.builder(MemorySegment.ofAddress(0x7f00_0000_0000L), DLDataType.FLOAT32, 4)
                     .device(DLDevice.of(DLDeviceType.CUDA, 0)).build();
             try (ImportedTensor gpu = owner.export(onGpu).importTensor()) {
                 if (CudaRuntime.hasDevice()) {
-                    assertThatThrownBy(() -> CudaTensor.of(gpu)).isInstanceOf(RuntimeException.class);
+                    assertThatThrownBy(() -> CudaTensorView.of(gpu)).isInstanceOf(RuntimeException.class);
                 } else {
                     // No driver: the check itself cannot run, and says why.
-                    assertThatThrownBy(() -> CudaTensor.of(gpu)).isInstanceOf(CudaException.class)
+                    assertThatThrownBy(() -> CudaTensorView.of(gpu)).isInstanceOf(CudaException.class)
                             .hasMessageContaining("cudaPointerGetAttributes(0x7f0000000000) failed");
                 }
             }

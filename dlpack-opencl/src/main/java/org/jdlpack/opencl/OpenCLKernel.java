@@ -73,7 +73,7 @@ public final class OpenCLKernel implements AutoCloseable {
      *
      * @param globalSize the number of work items
      * @param arguments  in order: {@link OpenCLBuffer} or a {@code cl_mem} {@link MemorySegment}
-     *                   (such as {@link OpenCLTensor#handle()}) for {@code __global} pointers,
+     *                   (such as {@link OpenCLTensorView#handle()}) for {@code __global} pointers,
      *                   {@link Integer} for {@code int}, {@link Long} for {@code long},
      *                   {@link Float} for {@code float}
      * @throws IllegalStateException    if this kernel, its context, or a buffer or tensor argument

@@ -67,7 +67,7 @@ class OpenCLLifetimeTest {
                     buffer.readFloats(0, 4);
                 } else {
                     ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor();
-                    OpenCLTensor view = OpenCLTensor.of(tensor, context);
+                    OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
                     tensor.close();
                     buffer.close();
                     view.readFloats();
@@ -125,7 +125,7 @@ class OpenCLLifetimeTest {
 
             // The export still works: its consumer holds the buffer alive.
             try (ImportedTensor imported = export.importTensor()) {
-                assertThat(OpenCLTensor.of(imported, context).readFloats()).hasSize(16);
+                assertThat(OpenCLTensorView.of(imported, context).readFloats()).hasSize(16);
             }
         }
     }
@@ -135,13 +135,13 @@ class OpenCLLifetimeTest {
         try (OpenCLBuffer buffer = context.allocate(64)) {
             buffer.write(0, new float[] {7, 8});
             ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 2).importTensor();
-            OpenCLTensor view = OpenCLTensor.of(tensor, context);
+            OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
             assertThat(view.readFloats()).containsExactly(7, 8);
             MemorySegment handle = view.handle();
             tensor.close();
             assertThatThrownBy(view::readFloats).isInstanceOf(IllegalStateException.class).hasMessage("ImportedTensor is closed");
             assertThatThrownBy(() -> view.writeFloats(new float[] {1, 2})).isInstanceOf(IllegalStateException.class);
-            assertThatThrownBy(() -> OpenCLTensor.of(tensor, context)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> OpenCLTensorView.of(tensor, context)).isInstanceOf(IllegalStateException.class);
             try (OpenCLKernel kernel = context.compile("__kernel void k(__global float* d) { d[0] = 1; }", "k")) {
                 assertThatThrownBy(() -> kernel.run(1, handle)).isInstanceOf(IllegalStateException.class);
             }
@@ -152,10 +152,10 @@ class OpenCLLifetimeTest {
     @Test
     void aViewOfATensorInACallersArenaFailsOnceTheArenaIsClosed() {
         try (OpenCLBuffer buffer = context.allocate(64)) {
-            OpenCLTensor view;
+            OpenCLTensorView view;
             try (Arena arena = Arena.ofConfined()) {
                 ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor(ImportLifetime.in(arena));
-                view = OpenCLTensor.of(tensor, context);
+                view = OpenCLTensorView.of(tensor, context);
                 assertThat(view.readFloats()).hasSize(4);
             }
             assertThatThrownBy(view::readFloats).isInstanceOf(IllegalStateException.class);
@@ -191,7 +191,7 @@ class OpenCLLifetimeTest {
         OpenCLContext context = OpenCLContext.create(device);
         OpenCLBuffer buffer = context.allocate(16);
         ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor();
-        OpenCLTensor view = OpenCLTensor.of(tensor, context);
+        OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
         context.close();
         assertThatThrownBy(context::close).isInstanceOf(IllegalStateException.class).hasMessage("OpenCLContext already closed");
         assertThatThrownBy(context::finish).isInstanceOf(IllegalStateException.class).hasMessage("OpenCLContext is closed");

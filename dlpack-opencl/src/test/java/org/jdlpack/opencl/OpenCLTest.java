@@ -18,7 +18,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerRequirement;
@@ -77,7 +77,7 @@ class OpenCLTest {
                     .importTensor()) {
                 assertThat(imported.dataAddress()).as("data is the cl_mem handle").isEqualTo(buffer.handle().address());
                 assertThat(imported.byteOffset()).isEqualTo(20);
-                OpenCLTensor tensor = OpenCLTensor.of(imported, context);
+                OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
                 float[] expected = new float[12];
                 for (int r = 0; r < 3; r++) {
                     for (int c = 0; c < 4; c++) {
@@ -104,13 +104,13 @@ class OpenCLTest {
             buffer.write(0, values);
             try (ImportedTensor compact = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 8}, null, 16)
                     .importTensor()) {
-                assertThat(OpenCLTensor.of(compact, context).readFloats()).containsExactly(
+                assertThat(OpenCLTensorView.of(compact, context).readFloats()).containsExactly(
                         4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
             }
             try (ImportedTensor rows = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {3, 2}, new long[] {8, 1}, 4)
                     .importTensor(); Arena arena = Arena.ofConfined()) {
-                HostTensor host = HostTensor.of(arena.allocate(24), DLDataType.FLOAT32, 3, 2);
-                OpenCLTensor.of(rows, context).readTo(host);
+                HostTensorView host = HostTensorView.of(arena.allocate(24), DLDataType.FLOAT32, 3, 2);
+                OpenCLTensorView.of(rows, context).readTo(host);
                 float[] read = new float[6];
                 host.copyTo(read);
                 assertThat(read).containsExactly(1, 2, 9, 10, 17, 18);
@@ -133,7 +133,7 @@ class OpenCLTest {
             buffer.write(0, values);
             try (ImportedTensor imported = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 3},
                     new long[] {8, 2}, 12).importTensor()) {
-                OpenCLTensor tensor = OpenCLTensor.of(imported, context);
+                OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
                 scale.run(6, tensor.handle(), tensor.byteOffset() / 4, 8L, 2L, 3L, 10f);
                 assertThat(tensor.readFloats()).containsExactly(40, 60, 80, 120, 140, 160);
             }
@@ -178,23 +178,23 @@ class OpenCLTest {
         try (Arena arena = Arena.ofConfined(); OpenCLBuffer buffer = context.allocate(64)) {
             MemorySegment notAClMem = arena.allocate(64, 8);
             try (ImportedTensor tensor = foreign(notAClMem.address(), 0, 4)) {
-                assertThatThrownBy(() -> OpenCLTensor.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
+                assertThatThrownBy(() -> OpenCLTensorView.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
                         .hasMessageContaining("is not a cl_mem of this OpenCL platform");
             }
             try (ImportedTensor tensor = foreign(0x1000, 0, 4)) {
-                assertThatThrownBy(() -> OpenCLTensor.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
+                assertThatThrownBy(() -> OpenCLTensorView.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
                         .hasMessageContaining("not readable");
             }
             try (ImportedTensor tensor = foreign(buffer.handle().address(), 80, 1)) {
-                assertThatThrownBy(() -> OpenCLTensor.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
+                assertThatThrownBy(() -> OpenCLTensorView.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
                         .hasMessageContaining("DLTensor.byte_offset 80").hasMessageContaining("64-byte cl_mem");
             }
             try (ImportedTensor tensor = foreign(buffer.handle().address(), 8, 15)) {
-                assertThatThrownBy(() -> OpenCLTensor.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
+                assertThatThrownBy(() -> OpenCLTensorView.of(tensor, context)).isInstanceOf(InvalidTensorException.class)
                         .hasMessageContaining("reaches bytes [8, 68)");
             }
             try (ImportedTensor tensor = foreign(buffer.handle().address(), 4, 15)) {
-                assertThat(OpenCLTensor.of(tensor, context).readFloats()).hasSize(15);
+                assertThat(OpenCLTensorView.of(tensor, context).readFloats()).hasSize(15);
             }
             assertThatThrownBy(() -> buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {17}, null, 0))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("of data, which has 64 bytes");

@@ -5,10 +5,10 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
 
-/** {@link DLPackSource#of(CpuTensor)}: a host tensor, exported without a copy unless asked for one. */
-record CpuSource(CpuTensor tensor) implements DLPackSource {
+/** {@link DLPackSource#of(OwnedHostTensor)}: a host tensor, exported without a copy unless asked for one. */
+record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
 
     CpuSource {
         Objects.requireNonNull(tensor, "tensor");

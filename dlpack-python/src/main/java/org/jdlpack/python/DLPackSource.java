@@ -2,13 +2,13 @@ package org.jdlpack.python;
 
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
  * A Java tensor that can be handed to Python: {@link PythonRuntime#toPython(DLPackSource)} wraps it
  * in an object whose {@code __dlpack__} calls {@link #export(ExportRequest)} once per consumer.
  *
- * <p>{@link #of(CpuTensor)} covers host memory. Other devices implement this interface themselves;
+ * <p>{@link #of(OwnedHostTensor)} covers host memory. Other devices implement this interface themselves;
  * a CUDA source makes the consumer's stream wait for its work in {@code export}, with
  * {@code org.jdlpack.cuda.StreamContract.prepareForConsumer(producerStream, request.stream())}
  * (this module does not depend on dlpack-cuda).
@@ -48,7 +48,7 @@ public interface DLPackSource {
      * @param tensor the tensor
      * @return the source
      */
-    static DLPackSource of(CpuTensor tensor) {
+    static DLPackSource of(OwnedHostTensor tensor) {
         return new CpuSource(tensor);
     }
 }

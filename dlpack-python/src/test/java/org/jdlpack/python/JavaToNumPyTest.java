@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.CpuTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +36,7 @@ class JavaToNumPyTest {
     }
 
     /** Binds a new Python object for {@code tensor} to the global {@code x}. */
-    private static void bind(String name, CpuTensor tensor) {
+    private static void bind(String name, OwnedHostTensor tensor) {
         try (PythonObject x = python.toPython(DLPackSource.of(tensor))) {
             python.set(name, x);
         }
@@ -45,7 +45,7 @@ class JavaToNumPyTest {
     @ParameterizedTest
     @ValueSource(strings = {"np.from_dlpack(x)", "np.from_dlpack(x, copy=False)", "np.asarray(np.from_dlpack(x))"})
     void npFromDlpackSeesJavasValuesAndJavaSeesNumPysWrites(String consume) {
-        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
         bind("x", tensor);
         python.exec("arr = " + consume);
         assertThat(python.evalString("arr.dtype")).isEqualTo("float32");
@@ -67,7 +67,7 @@ class JavaToNumPyTest {
 
     @Test
     void maxVersionPicksTheStructAndDlpackDeviceIsCpu() {
-        try (CpuTensor tensor = CpuTensor.copyOf(new int[] {7, 8, 9}, 3)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new int[] {7, 8, 9}, 3)) {
             bind("x", tensor);
             assertThat(python.evalString("x.__dlpack_device__()")).isEqualTo("(1, 0)");
             python.exec("legacy = x.__dlpack__()\nold = x.__dlpack__(max_version=(0, 8))\nnew = x.__dlpack__(max_version=(1, 0))");
@@ -84,7 +84,7 @@ class JavaToNumPyTest {
 
     @Test
     void copyTrueGivesACopyMarkedIsCopied() {
-        try (CpuTensor tensor = CpuTensor.copyOf(new double[] {1, 2, 3}, 3)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3)) {
             bind("x", tensor);
             python.exec("c = np.from_dlpack(x, copy=True)\nc[0] = 100");
             assertThat(tensor.host().getDouble(0)).as("the copy is not the original").isEqualTo(1.0);
@@ -102,7 +102,7 @@ class JavaToNumPyTest {
 
     @Test
     void requestsItCannotHonourAreBufferErrors() {
-        try (CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
             bind("x", tensor);
             assertThatThrownBy(() -> python.exec("x.__dlpack__(dl_device=(2, 0))")).isInstanceOf(PythonException.class)
                     .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("(2, 0)"));
@@ -121,7 +121,7 @@ class JavaToNumPyTest {
 
     @Test
     void aReleasedJavaTensorIsABufferErrorNotACrash() {
-        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2);
         bind("x", tensor);
         tensor.close();
         assertThat(python.evalString("type(x).__name__")).isEqualTo("JavaTensor");
@@ -132,7 +132,7 @@ class JavaToNumPyTest {
 
     @Test
     void theLastReferenceMayDieOnAPythonThread() {
-        CpuTensor tensor = CpuTensor.copyOf(new double[] {1, 2, 3}, 3);
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3);
         bind("x", tensor);
         python.exec("holder = [np.from_dlpack(x)]\ndel x");
         tensor.close(); // NumPy's array now holds the last reference
@@ -152,7 +152,7 @@ class JavaToNumPyTest {
 
     @Test
     void pythonThreadsCallDlpackConcurrently() {
-        try (CpuTensor tensor = CpuTensor.copyOf(new long[] {1, 2, 3, 4}, 4)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new long[] {1, 2, 3, 4}, 4)) {
             bind("x", tensor);
             python.exec("""
                     sums = []
@@ -171,8 +171,8 @@ class JavaToNumPyTest {
 
     @Test
     void readOnlyTensorsReachNumPyReadOnlyOrAsACopy() {
-        try (CpuTensor source = CpuTensor.copyOf(new int[] {1, 2, 3}, 3)) {
-            CpuTensor readOnly = CpuTensor.wrap(TensorSpec.of(source.spec().data().asReadOnly(), DLDataType.INT32, 3), () -> { });
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(new int[] {1, 2, 3}, 3)) {
+            OwnedHostTensor readOnly = OwnedHostTensor.wrap(TensorSpec.of(source.spec().data().asReadOnly(), DLDataType.INT32, 3), () -> { });
             bind("ro", readOnly);
             python.exec("r = np.from_dlpack(ro)");
             assertThat(python.evalString("r.flags.writeable")).isEqualTo("False");
@@ -191,7 +191,7 @@ class JavaToNumPyTest {
 
     @Test
     void aCapsuleIsConsumedOnceAndRenamedUsed() {
-        try (CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT32, 4)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4)) {
             bind("x", tensor);
             python.exec("cap = x.__dlpack__(max_version=(1, 0))");
             try (PythonObject capsule = python.get("cap")) {

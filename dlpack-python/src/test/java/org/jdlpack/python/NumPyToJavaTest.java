@@ -9,7 +9,7 @@ import java.util.stream.Stream;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -62,7 +62,7 @@ class NumPyToJavaTest {
         python.exec("a = np.array(" + values + ", dtype=np." + dtype + ").reshape(1, -1)");
         try (ImportedTensor tensor = importGlobal("a")) {
             assertThat(tensor.kind()).as("NumPy 2 answers max_version with a versioned capsule").isEqualTo(ManagedTensorKind.VERSIONED);
-            HostTensor host = HostTensor.of(tensor);
+            HostTensorView host = HostTensorView.of(tensor);
             assertThat(host.dtype().toString()).isEqualTo(dtype);
             assertThat(host.shape()).containsExactly(1, Long.parseLong(python.evalString("a.size")));
             assertValuesEqual(python, host, "a", dtype);
@@ -99,7 +99,7 @@ class NumPyToJavaTest {
             return;
         }
         try (tensor) {
-            HostTensor host = HostTensor.of(tensor);
+            HostTensorView host = HostTensorView.of(tensor);
             assertThat(host.shape()).containsExactly(parseLongs(python.evalString("list(v.shape)")));
             String[] expected = python.evalString("' '.join(repr(float(x)) for x in v.flat)").split(" ");
             for (int i = 0; i < host.elementCount(); i++) {
@@ -116,7 +116,7 @@ class NumPyToJavaTest {
         python.exec("r = np.arange(6, dtype=np.float64)\nr.flags.writeable = False");
         try (ImportedTensor tensor = importGlobal("r")) {
             assertThat(tensor.isReadOnly()).isTrue();
-            HostTensor host = HostTensor.of(tensor);
+            HostTensorView host = HostTensorView.of(tensor);
             assertThatThrownBy(() -> host.setDouble(0, 1)).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("read-only");
             assertThat(host.getDouble(5)).isEqualTo(5.0);
@@ -153,7 +153,7 @@ class NumPyToJavaTest {
                 """);
         try (ImportedTensor tensor = importGlobal("old")) {
             assertThat(tensor.kind()).isEqualTo(ManagedTensorKind.LEGACY);
-            assertThat(HostTensor.of(tensor).getLong(3)).isEqualTo(3);
+            assertThat(HostTensorView.of(tensor).getLong(3)).isEqualTo(3);
             assertThat(python.evalString("old.calls")).isEqualTo("[None]");
         }
         python.exec("del old, Old");
@@ -168,7 +168,7 @@ class NumPyToJavaTest {
     }
 
     /** Every element of {@code host} equals NumPy's {@code array.flat[i]}, NaN equal to NaN. */
-    static void assertValuesEqual(PythonRuntime python, HostTensor host, String array, String what) {
+    static void assertValuesEqual(PythonRuntime python, HostTensorView host, String array, String what) {
         boolean complex = host.dtype().code() == DLDataTypeCode.COMPLEX;
         for (int i = 0; i < host.elementCount(); i++) {
             if (isIntegral(host)) {
@@ -188,7 +188,7 @@ class NumPyToJavaTest {
         }
     }
 
-    static boolean isIntegral(HostTensor host) {
+    static boolean isIntegral(HostTensorView host) {
         return switch (host.dtype().code()) {
             case INT, UINT, BOOL -> true;
             default -> false;

@@ -12,8 +12,8 @@ import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.CpuTensor;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,7 +83,7 @@ class TorchExchangeTest {
             assertThat(imported.kind()).as("PyTorch 1.13 speaks legacy DLPack").isEqualTo(ManagedTensorKind.LEGACY);
             // Java now holds the torch tensor alive on its own: drop every Python reference.
             python.exec("del base, v\ngc.collect()");
-            HostTensor host = HostTensor.of(imported);
+            HostTensorView host = HostTensorView.of(imported);
             assertThat(host.dtype().toString()).isEqualTo(dtype);
             assertThat(host.shape()).containsExactly(NumPyToJavaTest.parseLongs(shape));
             assertThat(imported.dataAddress() + imported.byteOffset()).as("zero copy").isEqualTo(Long.parseUnsignedLong(dataPointer));
@@ -117,7 +117,7 @@ class TorchExchangeTest {
                         .satisfies(e -> assertThat(((PythonException) e).lastLine()).contains("Bool type is not supported by dlpack"));
             } else {
                 try (ImportedTensor imported = python.importTensor(flags)) {
-                    HostTensor host = HostTensor.of(imported);
+                    HostTensorView host = HostTensorView.of(imported);
                     assertThat(new long[] {host.getLong(0), host.getLong(1), host.getLong(2)}).containsExactly(1, 0, 1);
                 }
             }
@@ -176,8 +176,8 @@ class TorchExchangeTest {
     }
 
     private static void exportToTorch(DLDataType dtype, Layout layout) {
-        try (CpuTensor base = CpuTensor.allocate(dtype, 24)) {
-            HostTensor all = base.host();
+        try (OwnedHostTensor base = OwnedHostTensor.allocate(dtype, 24)) {
+            HostTensorView all = base.host();
             boolean complex = dtype.code() == DLDataTypeCode.COMPLEX;
             for (int i = 0; i < 24; i++) {
                 switch (dtype.code()) {
@@ -192,8 +192,8 @@ class TorchExchangeTest {
             long elementBytes = dtype.bits() / 8;
             TensorSpec spec = TensorSpec.builder(base.spec().data(), dtype, layout.shape()).strides(layout.strides())
                     .byteOffset(layout.firstElement() * elementBytes).build();
-            CpuTensor view = CpuTensor.wrap(spec, () -> { });
-            HostTensor expected = view.host();
+            OwnedHostTensor view = OwnedHostTensor.wrap(spec, () -> { });
+            HostTensorView expected = view.host();
             try (PythonObject x = python.toPython(DLPackSource.of(view))) {
                 python.set("x", x);
             }
@@ -229,7 +229,7 @@ class TorchExchangeTest {
 
     @Test
     void boolFromJavaIsRefusedByTorch1AndTheTensorIsStillReleasedOnce() {
-        try (CpuTensor flags = CpuTensor.allocate(DLDataType.BOOL, 2)) {
+        try (OwnedHostTensor flags = OwnedHostTensor.allocate(DLDataType.BOOL, 2)) {
             try (PythonObject x = python.toPython(DLPackSource.of(flags))) {
                 python.set("x", x);
             }
@@ -249,7 +249,7 @@ class TorchExchangeTest {
     void aTorchTensorGoesToJavaAndBackToTorchWithoutACopy() {
         python.exec("t = torch.arange(12, dtype=torch.float32).reshape(3, 4)");
         try (PythonObject t = python.get("t"); ImportedTensor imported = python.importTensor(t)) {
-            HostTensor host = HostTensor.of(imported);
+            HostTensorView host = HostTensorView.of(imported);
             host.setDouble(5, 100);
             assertThat(python.evalString("float(t[1, 1])")).as("Java's write, seen by torch").isEqualTo("100.0");
         }

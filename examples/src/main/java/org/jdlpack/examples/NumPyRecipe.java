@@ -4,8 +4,8 @@ import java.io.PrintStream;
 import java.util.Arrays;
 
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.cpu.CpuTensor;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -42,7 +42,7 @@ public final class NumPyRecipe {
         // NumPy -> Java: any object with __dlpack__ imports, zero copy.
         python.exec("a = np.linspace(0, 1, 5, dtype=np.float64)");
         try (PythonObject a = python.get("a"); ImportedTensor tensor = python.importTensor(a)) {
-            HostTensor view = HostTensor.of(tensor);
+            HostTensorView view = HostTensorView.of(tensor);
             double[] values = new double[(int) view.elementCount()];
             view.copyTo(values);
             out.println("NumPy -> Java: " + Arrays.toString(values));
@@ -51,7 +51,7 @@ public final class NumPyRecipe {
         out.println("Java wrote into NumPy's array: a[4] = " + python.evalString("a[4]"));
 
         // Java -> NumPy: np.from_dlpack(x) on a Java tensor object.
-        try (CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2, 3, 4}, 2, 2);
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4}, 2, 2);
              PythonObject x = python.toPython(DLPackSource.of(tensor))) {
             python.set("x", x);
             python.exec("b = np.from_dlpack(x)\nb *= 10");

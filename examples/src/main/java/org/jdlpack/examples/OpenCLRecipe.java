@@ -12,7 +12,7 @@ import org.jdlpack.opencl.OpenCLDevice;
 import org.jdlpack.opencl.OpenCLDevices;
 import org.jdlpack.opencl.OpenCLException;
 import org.jdlpack.opencl.OpenCLKernel;
-import org.jdlpack.opencl.OpenCLTensor;
+import org.jdlpack.opencl.OpenCLTensorView;
 
 /**
  * Recipe: an OpenCL buffer shared as a {@code kDLOpenCL} tensor. {@code data} is the
@@ -64,7 +64,7 @@ public final class OpenCLRecipe {
             // Elements 4..11 as a 2x4 tensor: byte_offset 16 inside the cl_mem.
             try (ImportedTensor imported = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 4}, null, 16)
                     .importTensor()) {
-                OpenCLTensor tensor = OpenCLTensor.of(imported, context);
+                OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
                 square.run(8, tensor.handle(), tensor.byteOffset() / 4);
                 out.println("Squared on the device, read on the host: " + java.util.Arrays.toString(tensor.readFloats()));
             }

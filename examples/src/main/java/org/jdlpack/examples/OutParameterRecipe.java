@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.CPeer;
 
 /**
@@ -44,7 +44,7 @@ public final class OutParameterRecipe {
                 throw new IllegalStateException("the library failed with status " + status);
             }
             try (ImportedTensor result = ManagedTensorHandle.ofVersioned(slot.get(ADDRESS, 0)).importTensor()) {
-                HostTensor view = HostTensor.of(result);
+                HostTensorView view = HostTensorView.of(result);
                 float[] values = new float[8];
                 view.copyTo(values);
                 out.println("The library returned " + result + " holding " + java.util.Arrays.toString(values));

@@ -16,7 +16,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.PythonException;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -102,7 +102,7 @@ public final class QuickStart {
             python.exec("qs = np.arange(6, dtype=np.float32).reshape(2, 3) ** 2");
             try (PythonObject qs = python.get("qs"); ImportedTensor tensor = python.importTensor(qs)) {
                 float[] values = new float[6];
-                HostTensor.of(tensor).copyTo(values);
+                HostTensorView.of(tensor).copyTo(values);
                 out.println("7. Read a NumPy array in place: " + tensor.shape().length + "-d, " + Arrays.toString(values)
                         + " (NumPy's data pointer 0x" + Long.toHexString(tensor.dataAddress()) + ")");
             }

@@ -4,8 +4,8 @@ import java.io.PrintStream;
 import java.util.Arrays;
 
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.cpu.CpuTensor;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -41,7 +41,7 @@ public final class TorchRecipe {
         python.exec("import torch");
 
         // Java -> PyTorch: torch.from_dlpack(x) on a Java tensor object, no copy.
-        try (CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
              PythonObject x = python.toPython(DLPackSource.of(tensor))) {
             python.set("x", x);
             python.exec("t = torch.from_dlpack(x)\nt.mul_(2)");
@@ -54,7 +54,7 @@ public final class TorchRecipe {
         // PyTorch -> Java: a transposed torch view, read in place.
         python.exec("w = torch.arange(6, dtype=torch.float64).reshape(2, 3).t()");
         try (PythonObject w = python.get("w"); ImportedTensor imported = python.importTensor(w)) {
-            HostTensor view = HostTensor.of(imported);
+            HostTensorView view = HostTensorView.of(imported);
             double[] values = new double[(int) view.elementCount()];
             view.copyTo(values);
             out.println("PyTorch -> Java: shape " + Arrays.toString(imported.shape()) + ", strides "

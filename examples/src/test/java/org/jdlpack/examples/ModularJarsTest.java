@@ -36,7 +36,7 @@ class ModularJarsTest {
 
     static {
         MODULES.put("org.jdlpack.abi", "org/jdlpack/abi/DLDataType.class");
-        MODULES.put("org.jdlpack.cpu", "org/jdlpack/cpu/HostTensor.class");
+        MODULES.put("org.jdlpack.cpu", "org/jdlpack/cpu/HostTensorView.class");
         MODULES.put("org.jdlpack.cuda", "org/jdlpack/cuda/CudaRuntime.class");
         MODULES.put("org.jdlpack.opencl", "org/jdlpack/opencl/OpenCLBuffer.class");
     }

@@ -20,7 +20,7 @@ public final class Counters {
     public static final LongAdder DELETER_FAILURES = new LongAdder();
     /** Exceptions thrown by user release callbacks. */
     public static final LongAdder RELEASE_CALLBACK_FAILURES = new LongAdder();
-    /** Managed tensors released by the Cleaner because nobody closed them. */
+    /** Managed tensors released by the safety net because nobody closed them. */
     public static final LongAdder LEAKS = new LongAdder();
 
     private Counters() {

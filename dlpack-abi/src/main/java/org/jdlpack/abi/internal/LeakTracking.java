@@ -1,7 +1,6 @@
 package org.jdlpack.abi.internal;
 
 import java.lang.System.Logger.Level;
-import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,8 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The safety net for managed tensors nobody closed: a Cleaner that releases them after garbage
- * collection and reports each one as a leak.
+ * Leak reports and creation sites for managed tensors nobody closed (the safety net that releases
+ * them after garbage collection is {@code SafetyNet} in the abi package).
  *
  * <p>With the system property {@value #PROPERTY} set to {@code true} (read once, at start-up),
  * every export, handle and imported tensor also records where it was created: leak reports then
@@ -31,12 +30,6 @@ public final class LeakTracking {
 
     /** Numbers the leaks for the rate limit; leaks are rare, so one atomic is cheap enough. */
     private static final AtomicLong LEAK_NUMBER = new AtomicLong();
-
-    private static final Cleaner CLEANER = Cleaner.create(runnable -> {
-        Thread thread = new Thread(runnable, "jdlpack-cleaner");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     /** Everything alive that was created while tracking was on, with what it is and where it was made. */
     private static final Map<Object, Site> LIVE = new ConcurrentHashMap<>();
@@ -99,15 +92,6 @@ public final class LeakTracking {
     }
 
     /**
-     * The shared Cleaner. Its actions must not refer to the object they watch.
-     *
-     * @return the Cleaner
-     */
-    public static Cleaner cleaner() {
-        return CLEANER;
-    }
-
-    /**
      * Counts and logs a leak: a managed tensor that became unreachable while still owned.
      *
      * <p>The count is exact; the log is rate-limited so that a program leaking in a loop cannot
@@ -125,7 +109,7 @@ public final class LeakTracking {
             String hint = creationSite != null ? "" : " (run with -D" + PROPERTY + "=true to record where it was created)";
             String more = number <= REPORTED_IN_FULL ? "" : " [leak number " + number + "; after the first " + REPORTED_IN_FULL
                     + " only leak numbers that are powers of two are logged; DLPackStats.leaksReported() counts all]";
-            Diagnostics.report(Level.WARNING, "LEAK: " + what + " was never closed; the Cleaner released it after garbage collection"
+            Diagnostics.report(Level.WARNING, "LEAK: " + what + " was never closed; the safety net released it after garbage collection"
                     + hint + more, creationSite);
         }
         Counters.LEAKS.increment(); // after the report, so that whoever waits on the count also finds the report

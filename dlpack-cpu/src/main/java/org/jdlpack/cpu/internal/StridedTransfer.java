@@ -8,7 +8,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 
 /**
  * Moves the elements of a strided tensor in device memory to or from a host tensor with as few
@@ -84,7 +84,7 @@ public final class StridedTransfer {
      * @param destination the host tensor, in any layout
      * @throws IllegalArgumentException if dtype or shape differ
      */
-    public static void read(Device device, Layout layout, HostTensor destination) {
+    public static void read(Device device, Layout layout, HostTensorView destination) {
         checkSameShape(layout, destination);
         long count = destination.elementCount();
         if (count == 0) {
@@ -106,7 +106,7 @@ public final class StridedTransfer {
                 MemorySegment span = arena.allocate(extent.byteSize(), 256);
                 device.copyContiguous(true, layout.byteOffset() + extent.startByte(), span);
                 device.finish();
-                HostTensor.of(TensorSpec.builder(span, layout.dtype(), layout.shape()).strides(layout.strides())
+                HostTensorView.of(TensorSpec.builder(span, layout.dtype(), layout.shape()).strides(layout.strides())
                         .byteOffset(-extent.startByte()).build()).copyTo(destination);
             }
         }
@@ -121,7 +121,7 @@ public final class StridedTransfer {
      * @throws IllegalArgumentException      if dtype or shape differ
      * @throws UnsupportedOperationException for packed sub-byte types
      */
-    public static void write(Device device, Layout layout, HostTensor source) {
+    public static void write(Device device, Layout layout, HostTensorView source) {
         checkSameShape(layout, source);
         long count = source.elementCount();
         if (count == 0) {
@@ -132,7 +132,7 @@ public final class StridedTransfer {
             throw new UnsupportedOperationException("writing packed sub-byte device tensors is not supported");
         }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensor compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
+            HostTensorView compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
             MemorySegment bytes = compact.segment().asSlice(compact.originByte(), count * elementBytes);
             if (TensorGeometry.isCompactRowMajor(layout.shape(), layout.strides())) {
                 device.copyContiguous(false, layout.byteOffset(), bytes);
@@ -156,7 +156,7 @@ public final class StridedTransfer {
         }
     }
 
-    private static void checkSameShape(Layout layout, HostTensor host) {
+    private static void checkSameShape(Layout layout, HostTensorView host) {
         if (!host.dtype().equals(layout.dtype()) || !Arrays.equals(host.shape(), layout.shape())) {
             throw new IllegalArgumentException("host tensor " + host + " does not match " + layout.dtype() + " "
                     + Arrays.toString(layout.shape()));

@@ -11,7 +11,7 @@ import java.util.List;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.TensorGeometry;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,7 +73,7 @@ class StridedTransferTest {
             HostBufferDevice device = new HostBufferDevice(buffer);
             // The transpose of a 2x3 block of 128-bit handles: neither compact nor pitched.
             long[] shape = {3, 2};
-            HostTensor destination = HostTensor.of(arena.allocate(16 * 6), HANDLE128, shape);
+            HostTensorView destination = HostTensorView.of(arena.allocate(16 * 6), HANDLE128, shape);
             StridedTransfer.read(device, layout(HANDLE128, shape, new long[] {1, 3}), destination);
             assertThat(device.transfers).as("one span read, gathered on the host").containsExactly("contiguous:0:96");
             long[] element = {0, 3, 1, 4, 2, 5};
@@ -93,13 +93,13 @@ class StridedTransferTest {
             // 2x3x2 int32 with contiguous rows of 2 at stride 3 and planes 12 apart: not pitched (3-d).
             long[] shape = {2, 3, 2};
             long[] strides = {12, 3, 1};
-            HostTensor source = HostTensor.of(arena.allocate(4 * 12), DLDataType.INT32, shape);
+            HostTensorView source = HostTensorView.of(arena.allocate(4 * 12), DLDataType.INT32, shape);
             for (int i = 0; i < 12; i++) {
                 source.setLong(i, 100 + i);
             }
             StridedTransfer.write(device, layout(DLDataType.INT32, shape, strides), source);
             assertThat(device.transfers).as("one transfer per row").hasSize(6).allMatch(t -> t.endsWith(":8"));
-            HostTensor written = HostTensor.of(buffer, DLDataType.INT32, 24);
+            HostTensorView written = HostTensorView.of(buffer, DLDataType.INT32, 24);
             for (int i = 0; i < 24; i++) {
                 long expected = (i % 3 == 2 || i % 12 >= 9) ? 0x7F7F7F7FL : -1;
                 if (expected == -1) {

@@ -2,8 +2,8 @@ package org.jdlpack.examples.modular;
 
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.cpu.CpuTensor;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -18,9 +18,9 @@ public final class ModularMain {
     public static void main(String[] args) {
         System.out.println("module: " + ModularMain.class.getModule().getName() + ", abi: "
                 + ImportedTensor.class.getModule().getName());
-        try (CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
             try (ImportedTensor back = tensor.exportVersioned().importTensor()) {
-                System.out.println("round trip element 5: " + HostTensor.of(back).getFloat(5));
+                System.out.println("round trip element 5: " + HostTensorView.of(back).getFloat(5));
             }
             try {
                 PythonRuntime python = PythonRuntime.get();

@@ -16,7 +16,7 @@ import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorGeometry;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.abi.internal.Downcalls;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.internal.StridedTransfer;
 
 /**
@@ -41,7 +41,7 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  * <p>Thread safety: methods may be called from any thread (for a tensor imported into a confined
  * arena, only from that arena's thread).
  */
-public final class OpenCLTensor {
+public final class OpenCLTensorView {
 
     private final OpenCLContext context;
     private final MemorySegment mem;
@@ -52,7 +52,7 @@ public final class OpenCLTensor {
     private final TensorExtent extent;
     private final long elementCount;
 
-    private OpenCLTensor(OpenCLContext context, MemorySegment mem, DLDataType dtype, long[] shape, long[] strides,
+    private OpenCLTensorView(OpenCLContext context, MemorySegment mem, DLDataType dtype, long[] shape, long[] strides,
                          long byteOffset, TensorExtent extent) {
         this.context = context;
         this.mem = mem;
@@ -75,7 +75,7 @@ public final class OpenCLTensor {
      *                                    elements leave the buffer
      * @throws IllegalStateException      if the tensor or the context is closed
      */
-    public static OpenCLTensor of(ImportedTensor tensor, OpenCLContext context) {
+    public static OpenCLTensorView of(ImportedTensor tensor, OpenCLContext context) {
         if (tensor.device().deviceType() != DLDeviceType.OPENCL.code()) {
             throw new UnsupportedDeviceException(tensor.device(), "not an OpenCL tensor: " + tensor.device());
         }
@@ -95,7 +95,7 @@ public final class OpenCLTensor {
                         + first + ", " + (tensor.byteOffset() + extent.endByte()) + ") of a " + size + "-byte cl_mem");
             }
         }
-        return new OpenCLTensor(context, mem, tensor.dtype(), tensor.shape(), tensor.strides(), tensor.byteOffset(), extent);
+        return new OpenCLTensorView(context, mem, tensor.dtype(), tensor.shape(), tensor.strides(), tensor.byteOffset(), extent);
     }
 
     /** Rejects anything but a buffer created in {@code context}, without dereferencing blindly. */
@@ -181,7 +181,7 @@ public final class OpenCLTensor {
      * @param destination where the elements go, in any layout
      * @throws IllegalStateException if the tensor or the context is closed
      */
-    public void readTo(HostTensor destination) {
+    public void readTo(HostTensorView destination) {
         StridedTransfer.read(transfers(), layout(), destination);
     }
 
@@ -196,7 +196,7 @@ public final class OpenCLTensor {
             throw new IllegalArgumentException("readFloats needs float32, the tensor is " + dtype);
         }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensor host = HostTensor.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            HostTensorView host = HostTensorView.of(arena.allocate(elementCount * 4, 256), dtype, shape);
             readTo(host);
             float[] values = new float[(int) elementCount];
             host.copyTo(values);
@@ -210,7 +210,7 @@ public final class OpenCLTensor {
      * @param source the elements, in any layout
      * @throws IllegalStateException if the tensor or the context is closed
      */
-    public void writeFrom(HostTensor source) {
+    public void writeFrom(HostTensorView source) {
         StridedTransfer.write(transfers(), layout(), source);
     }
 
@@ -225,7 +225,7 @@ public final class OpenCLTensor {
             throw new IllegalArgumentException("writeFloats needs float32, the tensor is " + dtype);
         }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensor host = HostTensor.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            HostTensorView host = HostTensorView.of(arena.allocate(elementCount * 4, 256), dtype, shape);
             host.copyFrom(values);
             writeFrom(host);
         }
@@ -271,7 +271,7 @@ public final class OpenCLTensor {
 
     @Override
     public String toString() {
-        return "OpenCLTensor[cl_mem 0x" + Long.toHexString(mem.address()) + ", " + dtype + ", shape=" + Arrays.toString(shape)
+        return "OpenCLTensorView[cl_mem 0x" + Long.toHexString(mem.address()) + ", " + dtype + ", shape=" + Arrays.toString(shape)
                 + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
     }
 }

@@ -15,17 +15,17 @@ import org.jdlpack.abi.internal.NativeMemory;
 /**
  * Calls the deleter of a managed tensor Java owns: the consumer's side of the contract.
  */
-final class Deleters {
+final class ForeignDeleters {
 
     /** One address-less downcall serves every foreign deleter: {@code void (*)(void* self)}. */
     private static final MethodHandle CALL = NativeMemory.addresslessDowncall(FunctionDescriptor.ofVoid(ADDRESS));
 
-    private Deleters() {
+    private ForeignDeleters() {
     }
 
     /**
      * Calls {@code self->deleter(self)} unless it is NULL. Our own exports short-cut the
-     * downcall-upcall round trip. Never throws: it runs from arena closes and the Cleaner.
+     * downcall-upcall round trip. Never throws: it runs from arena closes and the safety net.
      */
     static void call(ManagedTensorKind kind, long address) {
         try {
@@ -33,8 +33,8 @@ final class Deleters {
             if (deleter == 0) {
                 return;
             }
-            if (DeleterUpcalls.isOwnDeleter(kind, deleter)) {
-                DeleterUpcalls.delete(kind, address);
+            if (ExportDeleterUpcalls.isOwnDeleter(kind, deleter)) {
+                ExportDeleterUpcalls.delete(kind, address);
                 return;
             }
             CALL.invokeExact(MemorySegment.ofAddress(deleter), MemorySegment.ofAddress(address));

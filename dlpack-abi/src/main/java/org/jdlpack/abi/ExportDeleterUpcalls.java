@@ -28,7 +28,7 @@ import org.jdlpack.abi.internal.NativeMemory;
  * and its catch block must not fail again while building a message. Only the owner's release
  * action, user code, may allocate.
  */
-final class DeleterUpcalls {
+final class ExportDeleterUpcalls {
 
     /**
      * {@code void (*)(void* self)}, with the pointer declared as a 64-bit integer: on LP64 ABIs
@@ -46,14 +46,14 @@ final class DeleterUpcalls {
         try {
             var lookup = MethodHandles.lookup();
             var type = MethodType.methodType(void.class, long.class);
-            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteVersioned", type), DELETER);
-            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(DeleterUpcalls.class, "deleteLegacy", type), DELETER);
+            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteVersioned", type), DELETER);
+            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteLegacy", type), DELETER);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    private DeleterUpcalls() {
+    private ExportDeleterUpcalls() {
     }
 
     static long stubAddress(ManagedTensorKind kind) {

@@ -26,21 +26,21 @@ import org.jdlpack.abi.TensorSpec;
  * recommends, and zeroed.
  *
  * <p>Thread safety: every method may be called from any thread. Element reads and writes through
- * {@link #host()} follow {@link HostTensor}'s rules.
+ * {@link #host()} follow {@link HostTensorView}'s rules.
  */
-public final class CpuTensor implements AutoCloseable {
+public final class OwnedHostTensor implements AutoCloseable {
 
     /** The alignment of memory allocated here, in bytes. */
     public static final long ALIGNMENT = 256;
 
     private final TensorSpec spec;
     private final ExportOwner owner;
-    private final HostTensor host;
+    private final HostTensorView host;
 
-    private CpuTensor(TensorSpec spec, ExportOwner owner) {
+    private OwnedHostTensor(TensorSpec spec, ExportOwner owner) {
         this.spec = spec;
         this.owner = owner;
-        this.host = HostTensor.of(spec);
+        this.host = HostTensorView.of(spec);
     }
 
     /**
@@ -51,11 +51,11 @@ public final class CpuTensor implements AutoCloseable {
      * @return the tensor, holding the Java side's reference
      * @throws IllegalArgumentException if a dimension is negative or the size overflows
      */
-    public static CpuTensor allocate(DLDataType dtype, long... shape) {
+    public static OwnedHostTensor allocate(DLDataType dtype, long... shape) {
         return allocate(dtype, 0, shape);
     }
 
-    private static CpuTensor allocate(DLDataType dtype, long flags, long... shape) {
+    private static OwnedHostTensor allocate(DLDataType dtype, long flags, long... shape) {
         long[] copy = shape.clone();
         long bytes;
         try {
@@ -74,7 +74,7 @@ public final class CpuTensor implements AutoCloseable {
             throw e;
         }
         TensorSpec spec = TensorSpec.builder(data, dtype, copy).flags(flags).build();
-        return new CpuTensor(spec, ExportOwner.of(arena, arena::close));
+        return new OwnedHostTensor(spec, ExportOwner.of(arena, arena::close));
     }
 
     /**
@@ -86,11 +86,11 @@ public final class CpuTensor implements AutoCloseable {
      * @return the tensor
      * @throws IllegalArgumentException if the spec is not host-accessible
      */
-    public static CpuTensor wrap(TensorSpec spec, Runnable release) {
+    public static OwnedHostTensor wrap(TensorSpec spec, Runnable release) {
         if (!spec.device().isHostAccessible()) {
-            throw new IllegalArgumentException("a CpuTensor needs host-accessible memory, not " + spec.device());
+            throw new IllegalArgumentException("a OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
-        return new CpuTensor(spec, ExportOwner.of(spec.data(), Objects.requireNonNull(release, "release")));
+        return new OwnedHostTensor(spec, ExportOwner.of(spec.data(), Objects.requireNonNull(release, "release")));
     }
 
     /**
@@ -102,7 +102,7 @@ public final class CpuTensor implements AutoCloseable {
      * @param release frees the memory
      * @return the tensor
      */
-    public static CpuTensor wrap(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
+    public static OwnedHostTensor wrap(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
         return wrap(TensorSpec.of(data, dtype, shape), release);
     }
 
@@ -113,8 +113,8 @@ public final class CpuTensor implements AutoCloseable {
      * @param shape  the extents; their product must equal the number of values
      * @return the tensor
      */
-    public static CpuTensor copyOf(float[] values, long... shape) {
-        CpuTensor tensor = allocate(DLDataType.FLOAT32, shape);
+    public static OwnedHostTensor copyOf(float[] values, long... shape) {
+        OwnedHostTensor tensor = allocate(DLDataType.FLOAT32, shape);
         tensor.host.copyFrom(values);
         return tensor;
     }
@@ -126,8 +126,8 @@ public final class CpuTensor implements AutoCloseable {
      * @param shape  the extents
      * @return the tensor
      */
-    public static CpuTensor copyOf(double[] values, long... shape) {
-        CpuTensor tensor = allocate(DLDataType.FLOAT64, shape);
+    public static OwnedHostTensor copyOf(double[] values, long... shape) {
+        OwnedHostTensor tensor = allocate(DLDataType.FLOAT64, shape);
         tensor.host.copyFrom(values);
         return tensor;
     }
@@ -139,8 +139,8 @@ public final class CpuTensor implements AutoCloseable {
      * @param shape  the extents
      * @return the tensor
      */
-    public static CpuTensor copyOf(int[] values, long... shape) {
-        CpuTensor tensor = allocate(DLDataType.INT32, shape);
+    public static OwnedHostTensor copyOf(int[] values, long... shape) {
+        OwnedHostTensor tensor = allocate(DLDataType.INT32, shape);
         tensor.host.copyFrom(values);
         return tensor;
     }
@@ -152,8 +152,8 @@ public final class CpuTensor implements AutoCloseable {
      * @param shape  the extents
      * @return the tensor
      */
-    public static CpuTensor copyOf(long[] values, long... shape) {
-        CpuTensor tensor = allocate(DLDataType.INT64, shape);
+    public static OwnedHostTensor copyOf(long[] values, long... shape) {
+        OwnedHostTensor tensor = allocate(DLDataType.INT64, shape);
         tensor.host.copyFrom(values);
         return tensor;
     }
@@ -164,8 +164,8 @@ public final class CpuTensor implements AutoCloseable {
      * @param source the tensor to copy
      * @return the copy
      */
-    public static CpuTensor copyOf(HostTensor source) {
-        CpuTensor tensor = allocate(source.dtype(), source.shape());
+    public static OwnedHostTensor copyOf(HostTensorView source) {
+        OwnedHostTensor tensor = allocate(source.dtype(), source.shape());
         source.copyTo(tensor.host);
         return tensor;
     }
@@ -175,7 +175,7 @@ public final class CpuTensor implements AutoCloseable {
      *
      * @return the view, valid while the memory lives
      */
-    public HostTensor host() {
+    public HostTensorView host() {
         return host;
     }
 
@@ -232,7 +232,7 @@ public final class CpuTensor implements AutoCloseable {
     }
 
     private ManagedTensorHandle exportCopy(ManagedTensorKind kind) {
-        CpuTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
+        OwnedHostTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
         try {
             host.copyTo(copy.host);
             return copy.owner.export(copy.spec, ExportOptions.of(kind));
@@ -263,6 +263,6 @@ public final class CpuTensor implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "CpuTensor[" + spec + ", references=" + references() + "]";
+        return "OwnedHostTensor[" + spec + ", references=" + references() + "]";
     }
 }

@@ -13,7 +13,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.abi.internal.Downcalls;
-import org.jdlpack.cpu.HostTensor;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.internal.StridedTransfer;
 
 /**
@@ -38,7 +38,7 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  * arena, only from that arena's thread). Each makes the tensor's device current for its copies and
  * then makes the calling thread's previous device current again.
  */
-public final class CudaTensor {
+public final class CudaTensorView {
 
     /** {@code data}, bound to the imported tensor's scope: every copy fails once the tensor is closed. */
     private final MemorySegment data;
@@ -50,7 +50,7 @@ public final class CudaTensor {
     private final long byteOffset;
     private final TensorExtent extent;
 
-    private CudaTensor(MemorySegment data, int driverDevice, int memoryType, ImportedTensor tensor) {
+    private CudaTensorView(MemorySegment data, int driverDevice, int memoryType, ImportedTensor tensor) {
         this.data = data;
         this.driverDevice = driverDevice;
         this.memoryType = memoryType;
@@ -71,14 +71,14 @@ public final class CudaTensor {
      * @throws CudaException              if the driver cannot be asked (no driver, no device)
      * @throws IllegalStateException      if the tensor is closed
      */
-    public static CudaTensor of(ImportedTensor tensor) {
+    public static CudaTensorView of(ImportedTensor tensor) {
         int type = tensor.device().deviceType();
         if (type != DLDeviceType.CUDA.code() && type != DLDeviceType.CUDA_MANAGED.code() && type != DLDeviceType.CUDA_HOST.code()) {
             throw new UnsupportedDeviceException(tensor.device(), "not a CUDA tensor: " + tensor.device());
         }
         MemorySegment data = Downcalls.requireAlive(Downcalls.bound(tensor.dataAddress(), tensor.scope()), "ImportedTensor");
         if (tensor.elementCount() == 0) {
-            return new CudaTensor(data, tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
+            return new CudaTensorView(data, tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attributes = arena.allocate(Cudart.POINTER_ATTRIBUTES_ROOM, 8);
@@ -94,7 +94,7 @@ public final class CudaTensor {
                 throw new InvalidTensorException("DLTensor.data 0x" + Long.toHexString(tensor.dataAddress()) + " on " + tensor.device()
                         + " is cudaMemoryType " + memoryType + " to the driver, not memory of that kind");
             }
-            return new CudaTensor(data, device, memoryType, tensor);
+            return new CudaTensorView(data, device, memoryType, tensor);
         }
     }
 
@@ -122,7 +122,7 @@ public final class CudaTensor {
      * @param destination the host tensor, in any layout
      * @throws IllegalStateException if the imported tensor is closed
      */
-    public void readTo(HostTensor destination) {
+    public void readTo(HostTensorView destination) {
         readTo(destination, CudaStream.legacyDefault());
     }
 
@@ -133,7 +133,7 @@ public final class CudaTensor {
      * @param stream      the stream to copy on
      * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
-    public void readTo(HostTensor destination, CudaStream stream) {
+    public void readTo(HostTensorView destination, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);
         CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.read(device, layout(), destination));
     }
@@ -144,7 +144,7 @@ public final class CudaTensor {
      * @param source the host tensor, in any layout
      * @throws IllegalStateException if the imported tensor is closed
      */
-    public void writeFrom(HostTensor source) {
+    public void writeFrom(HostTensorView source) {
         writeFrom(source, CudaStream.legacyDefault());
     }
 
@@ -155,7 +155,7 @@ public final class CudaTensor {
      * @param stream the stream to copy on
      * @throws IllegalStateException if the imported tensor, or a stream created here, is closed
      */
-    public void writeFrom(HostTensor source, CudaStream stream) {
+    public void writeFrom(HostTensorView source, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);
         CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.write(device, layout(), source));
     }
@@ -203,7 +203,7 @@ public final class CudaTensor {
 
     @Override
     public String toString() {
-        return "CudaTensor[0x" + Long.toHexString(data.address()) + " on driver device " + driverDevice + ", " + dtype + ", shape="
+        return "CudaTensorView[0x" + Long.toHexString(data.address()) + " on driver device " + driverDevice + ", " + dtype + ", shape="
                 + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
     }
 

@@ -15,13 +15,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Java-owned tensors: aligned, reference counted, exported without copying, or copied on request. */
 @ExtendWith(NothingLeftBehind.class)
-class CpuTensorTest {
+class OwnedHostTensorTest {
 
     private static final CPeer PEER = CPeer.get();
 
     @Test
     void allocatedMemoryIsAlignedZeroedAndFreedAfterTheLastConsumer() {
-        CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT32, 3, 5);
+        OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.FLOAT32, 3, 5);
         MemorySegment data = tensor.spec().data();
         assertThat(data.address() % 256).isZero();
         assertThat(tensor.host().getFloat(14)).isZero();
@@ -41,11 +41,11 @@ class CpuTensorTest {
         int[] released = new int[1];
         try (var arena = java.lang.foreign.Arena.ofShared()) {
             MemorySegment mine = arena.allocate(16);
-            CpuTensor tensor = CpuTensor.wrap(mine, DLDataType.INT32, new long[] {4}, () -> released[0]++);
+            OwnedHostTensor tensor = OwnedHostTensor.wrap(mine, DLDataType.INT32, new long[] {4}, () -> released[0]++);
             tensor.host().setLong(3, 77);
             try (ImportedTensor back = tensor.exportLegacy().importTensor()) {
                 assertThat(back.hostSegment().address()).isEqualTo(mine.address());
-                assertThat(HostTensor.of(back).getLong(3)).isEqualTo(77);
+                assertThat(HostTensorView.of(back).getLong(3)).isEqualTo(77);
             }
             tensor.close();
             assertThat(released[0]).isEqualTo(1);
@@ -54,21 +54,21 @@ class CpuTensorTest {
 
     @Test
     void copiesAreFlaggedCopiedAndIndependent() {
-        try (CpuTensor tensor = CpuTensor.copyOf(new long[] {5, 6, 7}, 3)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new long[] {5, 6, 7}, 3)) {
             try (ImportedTensor copy = tensor.exportVersionedCopy().importTensor()) {
                 assertThat(DLTensorFlag.IS_COPIED.isSet(copy.flags())).isTrue();
                 assertThat(copy.hostSegment().address()).isNotEqualTo(tensor.spec().data().address());
-                HostTensor.of(copy).setLong(0, 50);
+                HostTensorView.of(copy).setLong(0, 50);
                 assertThat(tensor.host().getLong(0)).isEqualTo(5);
-                assertThat(HostTensor.of(copy).getLong(2)).isEqualTo(7);
+                assertThat(HostTensorView.of(copy).getLong(2)).isEqualTo(7);
             }
         }
     }
 
     @Test
     void readOnlyMemoryIsExportedReadOnlyOrAsALegacyCopy() {
-        try (CpuTensor source = CpuTensor.copyOf(new double[] {1, 2}, 2)) {
-            CpuTensor readOnly = CpuTensor.wrap(source.spec().data().asReadOnly(), DLDataType.FLOAT64, new long[] {2}, () -> { });
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(new double[] {1, 2}, 2)) {
+            OwnedHostTensor readOnly = OwnedHostTensor.wrap(source.spec().data().asReadOnly(), DLDataType.FLOAT64, new long[] {2}, () -> { });
             assertThat(readOnly.host().isReadOnly()).isTrue();
             assertThatThrownBy(readOnly::exportLegacy).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("legacy DLManagedTensor");
@@ -77,7 +77,7 @@ class CpuTensorTest {
             }
             try (ImportedTensor legacyCopy = readOnly.exportLegacyCopy().importTensor()) {
                 assertThat(legacyCopy.isReadOnly()).isFalse();
-                assertThat(HostTensor.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
+                assertThat(HostTensorView.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
             }
             readOnly.close();
         }

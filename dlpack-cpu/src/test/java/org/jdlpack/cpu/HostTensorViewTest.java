@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Element access, sub-byte packing, lanes and bulk copies on memory laid out by hand or by C. */
 @ExtendWith(NothingLeftBehind.class)
-class HostTensorTest {
+class HostTensorViewTest {
 
     @Test
     void packedInt4AndUint4AreLittleBitEndian() {
@@ -30,10 +30,10 @@ class HostTensorTest {
             MemorySegment bytes = arena.allocate(2);
             bytes.set(JAVA_BYTE, 0, (byte) 0x9A); // element 0 = 0xA, element 1 = 0x9
             bytes.set(JAVA_BYTE, 1, (byte) 0x07); // element 2 = 0x7, element 3 = 0x0
-            HostTensor unsigned = HostTensor.of(bytes, new DLDataType(DLDataTypeCode.UINT, 4, 1), 4);
+            HostTensorView unsigned = HostTensorView.of(bytes, new DLDataType(DLDataTypeCode.UINT, 4, 1), 4);
             assertThat(new long[] {unsigned.getLong(0), unsigned.getLong(1), unsigned.getLong(2), unsigned.getLong(3)})
                     .containsExactly(10, 9, 7, 0);
-            HostTensor signed = HostTensor.of(bytes, new DLDataType(DLDataTypeCode.INT, 4, 1), 4);
+            HostTensorView signed = HostTensorView.of(bytes, new DLDataType(DLDataTypeCode.INT, 4, 1), 4);
             assertThat(new long[] {signed.getLong(0), signed.getLong(1), signed.getLong(2)}).containsExactly(-6, -7, 7);
 
             signed.setLong(3, -1);
@@ -51,7 +51,7 @@ class HostTensorTest {
             bytes.set(JAVA_BYTE, 2, (byte) 0x05);
             TensorSpec spec = TensorSpec.builder(bytes, new DLDataType(DLDataTypeCode.FLOAT4_E2M1FN, 4, 1), 3)
                     .flags(DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask()).build();
-            HostTensor padded = HostTensor.of(spec);
+            HostTensorView padded = HostTensorView.of(spec);
             assertThat(new double[] {padded.getDouble(0), padded.getDouble(1), padded.getDouble(2)}).containsExactly(1.5, -4, 3);
         }
     }
@@ -63,9 +63,9 @@ class HostTensorTest {
             for (int i = 0; i < 8; i++) {
                 memory.setAtIndex(JAVA_FLOAT, i, i);
             }
-            HostTensor vectors = HostTensor.of(memory, new DLDataType(DLDataTypeCode.FLOAT, 32, 4), 2);
+            HostTensorView vectors = HostTensorView.of(memory, new DLDataType(DLDataTypeCode.FLOAT, 32, 4), 2);
             assertThat(vectors.getDouble(1, 2)).isEqualTo(6.0);
-            HostTensor complex = HostTensor.of(memory, DLDataType.COMPLEX64, 4);
+            HostTensorView complex = HostTensorView.of(memory, DLDataType.COMPLEX64, 4);
             assertThat(complex.getDouble(2, 0)).isEqualTo(4.0);
             assertThat(complex.getImaginary(2, 0)).isEqualTo(5.0);
             complex.setImaginary(3, 0, -1);
@@ -80,11 +80,11 @@ class HostTensorTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment bits = arena.allocate(1);
             bits.set(JAVA_BYTE, 0, (byte) 0b0000_0101);
-            HostTensor bools = HostTensor.of(bits, new DLDataType(DLDataTypeCode.BOOL, 1, 1), 8);
+            HostTensorView bools = HostTensorView.of(bits, new DLDataType(DLDataTypeCode.BOOL, 1, 1), 8);
             assertThat(new boolean[] {bools.getBoolean(0), bools.getBoolean(1), bools.getBoolean(2)}).containsExactly(true, false, true);
 
             MemorySegment wide = arena.allocate(8);
-            HostTensor u64 = HostTensor.of(wide, DLDataType.UINT64, 1);
+            HostTensorView u64 = HostTensorView.of(wide, DLDataType.UINT64, 1);
             u64.setLong(0, -1L);
             assertThat(Long.toUnsignedString(u64.getLong(0))).isEqualTo("18446744073709551615");
             assertThat(u64.getDouble(0)).isEqualTo(0x1p64);
@@ -97,7 +97,7 @@ class HostTensorTest {
         // A 3x4 view with row stride 6 and column stride -1 (reversed columns), from C.
         CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(3, 4).strides(6, -1));
         try (ImportedTensor imported = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
-            HostTensor host = HostTensor.of(imported);
+            HostTensorView host = HostTensorView.of(imported);
             float[] bulk = new float[12];
             host.copyTo(bulk);
             for (int i = 0; i < 12; i++) {
@@ -108,12 +108,12 @@ class HostTensorTest {
             assertThat(host.getFloat(host.index(2, 1))).isEqualTo(14f);
 
             try (Arena arena = Arena.ofConfined()) {
-                HostTensor compact = host.toContiguous(arena);
+                HostTensorView compact = host.toContiguous(arena);
                 assertThat(compact.isCompactRowMajor()).isTrue();
                 float[] again = new float[12];
                 compact.copyTo(again);
                 assertThat(again).containsExactly(bulk);
-                assertThat(compact.segment().address() % CpuTensor.ALIGNMENT).isZero();
+                assertThat(compact.segment().address() % OwnedHostTensor.ALIGNMENT).isZero();
             }
             float[] replacement = new float[12];
             java.util.Arrays.fill(replacement, 9f);
@@ -125,7 +125,7 @@ class HostTensorTest {
 
     @Test
     void bulkCopiesRefuseMismatchedWidthsAndLengths() {
-        try (CpuTensor tensor = CpuTensor.allocate(DLDataType.FLOAT64, 2, 2)) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.FLOAT64, 2, 2)) {
             assertThatThrownBy(() -> tensor.host().copyTo(new float[4])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("widths differ");
             assertThatThrownBy(() -> tensor.host().copyTo(new double[3])).isInstanceOf(IllegalArgumentException.class)
@@ -138,7 +138,7 @@ class HostTensorTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment memory = arena.allocate(32);
             memory.fill((byte) 0x5A);
-            HostTensor handles = HostTensor.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 128, 1), 2);
+            HostTensorView handles = HostTensorView.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 128, 1), 2);
             assertThatThrownBy(() -> handles.getLong(1)).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("handle128").hasMessageContaining("128 bits");
             assertThatThrownBy(() -> handles.setLong(0, 7)).isInstanceOf(UnsupportedOperationException.class)
@@ -147,7 +147,7 @@ class HostTensorTest {
                 assertThat(memory.get(JAVA_BYTE, i)).as("byte %d is untouched", i).isEqualTo((byte) 0x5A);
             }
             // Up to 64 bits, handles of any whole-byte width read exactly.
-            HostTensor narrow = HostTensor.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 40, 1), 2);
+            HostTensorView narrow = HostTensorView.of(memory, new DLDataType(DLDataTypeCode.OPAQUE_HANDLE, 40, 1), 2);
             assertThat(narrow.getLong(1)).isEqualTo(0x5A5A5A5A5AL);
         }
     }
@@ -161,9 +161,9 @@ class HostTensorTest {
                 memory.set(JAVA_BYTE, i, (byte) i);
             }
             // The transpose of a 2x3 block: shape 3x2, strides (1, 3).
-            HostTensor transposed = HostTensor.of(TensorSpec.builder(memory, handle128, 3, 2).strides(1, 3).build());
+            HostTensorView transposed = HostTensorView.of(TensorSpec.builder(memory, handle128, 3, 2).strides(1, 3).build());
             assertThat(transposed.isCompactRowMajor()).isFalse();
-            HostTensor compact = transposed.toContiguous(arena);
+            HostTensorView compact = transposed.toContiguous(arena);
             // Row-major element (r, c) of the transpose is memory element r + 3c.
             long[] expectedElement = {0, 3, 1, 4, 2, 5};
             for (int position = 0; position < 6; position++) {
@@ -174,7 +174,7 @@ class HostTensorTest {
             }
             // And back into a strided target.
             MemorySegment back = arena.allocate(16 * 6);
-            compact.copyTo(HostTensor.of(TensorSpec.builder(back, handle128, 3, 2).strides(1, 3).build()));
+            compact.copyTo(HostTensorView.of(TensorSpec.builder(back, handle128, 3, 2).strides(1, 3).build()));
             assertThat(back.mismatch(memory)).isEqualTo(-1);
         }
     }
@@ -198,10 +198,10 @@ class HostTensorTest {
                         memory.set(JAVA_BYTE, i, (byte) (i * 7 + 3));
                     }
                     long offsetBytes = Math.ceilDiv(layout[2][0] * dtype.bitsPerElement(), 8);
-                    HostTensor source = HostTensor.of(TensorSpec.builder(memory, dtype, layout[0]).strides(layout[1])
+                    HostTensorView source = HostTensorView.of(TensorSpec.builder(memory, dtype, layout[0]).strides(layout[1])
                             .byteOffset(offsetBytes).build());
-                    HostTensor compact = source.toContiguous(arena);
-                    HostTensor back = HostTensor.of(TensorSpec.builder(arena.allocate(256), dtype, layout[0]).strides(layout[1])
+                    HostTensorView compact = source.toContiguous(arena);
+                    HostTensorView back = HostTensorView.of(TensorSpec.builder(arena.allocate(256), dtype, layout[0]).strides(layout[1])
                             .byteOffset(offsetBytes).build());
                     if (layout[1].length == 0 || layout[1][0] != 0) { // a broadcast view cannot be written element by element
                         compact.copyTo(back);
@@ -222,8 +222,8 @@ class HostTensorTest {
 
     @Test
     void accessAfterTheMemoryIsReleasedIsAnExceptionNotACrash() {
-        CpuTensor tensor = CpuTensor.copyOf(new float[] {1, 2}, 2);
-        HostTensor host = tensor.host();
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2);
+        HostTensorView host = tensor.host();
         tensor.close();
         assertThatThrownBy(() -> host.getFloat(0)).isInstanceOf(IllegalStateException.class);
     }

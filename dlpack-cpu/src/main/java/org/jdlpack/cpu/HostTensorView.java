@@ -26,7 +26,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  *
  * <p>A host tensor is a view: it does not own its memory. It is backed by a {@link MemorySegment}
  * bounded to exactly the bytes its shape, strides and dtype reach, and it lives as long as that
- * segment's scope: after an {@link ImportedTensor} is closed, or a {@link CpuTensor}'s memory is
+ * segment's scope: after an {@link ImportedTensor} is closed, or a {@link OwnedHostTensor}'s memory is
  * released, every access throws {@link IllegalStateException} instead of touching freed memory.
  *
  * <h2>Indexing</h2>
@@ -43,13 +43,13 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * located by bit position, little bit-endian, unless the tensor says values are padded to bytes.
  * Data is native-endian. Values wider than 64 bits (opaque handles of 72 bits and more) have no
  * scalar accessor: they throw {@link UnsupportedOperationException}, and travel whole through
- * {@link #copyTo(HostTensor)} or {@link #segment()}.
+ * {@link #copyTo(HostTensorView)} or {@link #segment()}.
  *
  * <p>Thread safety: a host tensor is immutable; reads may run on any number of threads. Writes to
  * the same elements from several threads race as they would on any shared memory. Packed sub-byte
  * writes read-modify-write whole bytes, so concurrent writes to neighbouring packed elements race.
  */
-public final class HostTensor {
+public final class HostTensorView {
 
     private final MemorySegment segment;
     /** Byte offset of element 0 in the segment. */
@@ -63,7 +63,7 @@ public final class HostTensor {
     private final boolean compact;
     private final ElementCodec codec;
 
-    private HostTensor(MemorySegment segment, long origin, DLDataType dtype, long[] shape, long[] strides, long flags) {
+    private HostTensorView(MemorySegment segment, long origin, DLDataType dtype, long[] shape, long[] strides, long flags) {
         this.segment = segment;
         this.origin = origin;
         this.dtype = dtype;
@@ -84,9 +84,9 @@ public final class HostTensor {
      * @throws UnsupportedDeviceException if the device's memory is not host-accessible
      * @throws IllegalStateException      if the tensor is closed
      */
-    public static HostTensor of(ImportedTensor tensor) {
+    public static HostTensorView of(ImportedTensor tensor) {
         MemorySegment segment = tensor.hostSegment();
-        return new HostTensor(segment, -tensor.extent().startByte(), tensor.dtype(), tensor.shape(), tensor.strides(),
+        return new HostTensorView(segment, -tensor.extent().startByte(), tensor.dtype(), tensor.shape(), tensor.strides(),
                 tensor.flags());
     }
 
@@ -96,7 +96,7 @@ public final class HostTensor {
      * @return the view
      * @throws UnsupportedDeviceException if the spec's device is not host-accessible
      */
-    public static HostTensor of(TensorSpec spec) {
+    public static HostTensorView of(TensorSpec spec) {
         if (!spec.device().isHostAccessible()) {
             throw new UnsupportedDeviceException(spec.device(), "a tensor on " + spec.device() + " is not host-accessible");
         }
@@ -104,7 +104,7 @@ public final class HostTensor {
         MemorySegment segment = extent.byteSize() == 0
                 ? spec.data().asSlice(0, 0)
                 : spec.data().asSlice(spec.byteOffset() + extent.startByte(), extent.byteSize());
-        return new HostTensor(segment, -extent.startByte(), spec.dtype(), spec.shape(), spec.strides(), spec.flags());
+        return new HostTensorView(segment, -extent.startByte(), spec.dtype(), spec.shape(), spec.strides(), spec.flags());
     }
 
     /**
@@ -115,7 +115,7 @@ public final class HostTensor {
      * @return the view
      * @throws IllegalArgumentException if the elements do not fit in the segment
      */
-    public static HostTensor of(MemorySegment segment, DLDataType dtype, long... shape) {
+    public static HostTensorView of(MemorySegment segment, DLDataType dtype, long... shape) {
         long[] copy = shape.clone();
         long[] strides = TensorGeometry.compactStrides(copy);
         TensorGeometry.checkShape(copy, strides);
@@ -124,7 +124,7 @@ public final class HostTensor {
             throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs " + bytes
                     + " bytes; the segment has " + segment.byteSize());
         }
-        return new HostTensor(segment.asSlice(0, bytes), 0, dtype, copy, strides, segment.isReadOnly() ? 1 : 0);
+        return new HostTensorView(segment.asSlice(0, bytes), 0, dtype, copy, strides, segment.isReadOnly() ? 1 : 0);
     }
 
     /** {@return the element type} */
@@ -473,11 +473,11 @@ public final class HostTensor {
      * @param arena where the copy lives
      * @return a compact, writable tensor with the same dtype and shape
      */
-    public HostTensor toContiguous(Arena arena) {
+    public HostTensorView toContiguous(Arena arena) {
         long[] compactStrides = TensorGeometry.compactStrides(shape);
         long bytes = TensorGeometry.extent(shape, compactStrides, dtype, padded).byteSize();
         MemorySegment target = arena.allocate(bytes, 256);
-        HostTensor copy = new HostTensor(target, 0, dtype, shape.clone(), compactStrides,
+        HostTensorView copy = new HostTensorView(target, 0, dtype, shape.clone(), compactStrides,
                 padded ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
         copyTo(copy);
         return copy;
@@ -490,7 +490,7 @@ public final class HostTensor {
      * @throws IllegalArgumentException      if the dtypes or shapes differ
      * @throws UnsupportedOperationException if the target is read-only
      */
-    public void copyTo(HostTensor target) {
+    public void copyTo(HostTensorView target) {
         if (!Arrays.equals(shape, target.shape) || !dtype.equals(target.dtype)) {
             throw new IllegalArgumentException("cannot copy " + this + " into " + target + ": dtypes or shapes differ");
         }
@@ -500,7 +500,7 @@ public final class HostTensor {
 
     @Override
     public String toString() {
-        return "HostTensor[" + dtype + ", shape=" + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides)
+        return "HostTensorView[" + dtype + ", shape=" + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides)
                 + (readOnly ? ", read-only" : "") + "]";
     }
 }
