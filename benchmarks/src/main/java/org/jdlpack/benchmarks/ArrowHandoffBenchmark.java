@@ -16,7 +16,7 @@ import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.jdlpack.abi.peer.CPeer;
+import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.arrow.ArrowExport;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.openjdk.jmh.annotations.Benchmark;
