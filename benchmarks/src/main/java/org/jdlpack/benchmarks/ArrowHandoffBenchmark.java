@@ -48,6 +48,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 3, time = 3)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
         "-Xms7g", "-Xmx7g"})
+@SuppressWarnings("restricted") // raw addresses of the C peer and Arrow buffers
 public class ArrowHandoffBenchmark {
 
     private static final int DIMENSIONS = 768;

@@ -30,6 +30,7 @@ import org.jdlpack.testsupport.CPeer;
  * <p>{@code java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar
  * org.jdlpack.benchmarks.ExportScaling [operations per thread]} (default 1,000,000).
  */
+@SuppressWarnings("restricted") // the upcall-only control
 public final class ExportScaling {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();

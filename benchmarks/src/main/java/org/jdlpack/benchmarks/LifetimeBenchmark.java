@@ -39,6 +39,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@SuppressWarnings("restricted") // the measured alternatives bind raw pointers to arenas themselves
 public class LifetimeBenchmark {
 
     private static final int GROUP = 64;
