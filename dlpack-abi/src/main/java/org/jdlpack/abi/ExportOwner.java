@@ -107,7 +107,8 @@ public final class ExportOwner implements AutoCloseable {
      * @return a handle owning the new struct
      * @throws IllegalArgumentException if a read-only spec is exported as legacy, or the data lives
      *                                  in a confined arena (the consumer's deleter may run on any
-     *                                  thread; use a shared, global or automatic arena)
+     *                                  thread; use a shared or global arena, or an automatic one
+     *                                  that the owner keeps reachable, {@link #of(Object, Runnable)})
      * @throws IllegalStateException    if this owner was already released
      */
     public ManagedTensorHandle export(TensorSpec spec, ExportOptions options) {
@@ -144,7 +145,7 @@ public final class ExportOwner implements AutoCloseable {
         if (!data.isAccessibleBy(NOT_AN_OWNER)) {
             throw new IllegalArgumentException("the data segment of " + spec + " belongs to a confined arena, but a consumer "
                     + "may call the deleter, and so free the memory, on any thread; allocate it in a shared or global arena "
-                    + "(Arena.ofShared(), Arena.global()) or an automatic one");
+                    + "(Arena.ofShared(), Arena.global()), or an automatic one kept reachable by ExportOwner.of(arena, release)");
         }
         long id = ExportRegistry.reserve();
         try {

@@ -2,6 +2,7 @@ package org.jdlpack.abi;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
@@ -337,6 +338,15 @@ public final class ImportedTensor implements AutoCloseable {
     }
 
     /**
+     * {@return whether {@link #close()} ends this tensor's life; {@code false} for a tensor imported
+     * into a caller's arena ({@link ImportLifetime#in(Arena)}), which lives exactly as long as that
+     * arena}
+     */
+    public boolean endsOnClose() {
+        return !callersArena;
+    }
+
+    /**
      * Whether the tensor is still alive (its deleter has not been called).
      *
      * @return {@code true} until the scope ends
@@ -397,7 +407,13 @@ public final class ImportedTensor implements AutoCloseable {
             throw e;
         }
         // The scope is closed, so no segment can reach the memory any more: now the producer may free it.
-        cell.release();
+        // The fence keeps the scope the safety net watches reachable until the release has won, so
+        // the net cannot take the pointer between the arena's close and this call.
+        try {
+            cell.release();
+        } finally {
+            Reference.reachabilityFence(arena);
+        }
     }
 
     @Override

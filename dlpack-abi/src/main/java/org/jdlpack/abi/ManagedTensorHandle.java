@@ -2,6 +2,7 @@ package org.jdlpack.abi;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.Objects;
 
 /**
@@ -152,8 +153,15 @@ public final class ManagedTensorHandle implements AutoCloseable {
     }
 
     private void moveOut(String what) {
-        if (!cell.move()) {
-            throw new IllegalStateException("cannot " + what + ": " + describeState());
+        try {
+            if (!cell.move()) {
+                throw new IllegalStateException("cannot " + what + ": " + describeState());
+            }
+        } finally {
+            // The safety net watches this handle: without the fence the JIT may treat it as dead
+            // once the cell is loaded, and a GC at this point would let the net release the pointer
+            // that this call is moving.
+            Reference.reachabilityFence(this);
         }
     }
 
@@ -165,11 +173,15 @@ public final class ManagedTensorHandle implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (cell.release()) {
-            return;
-        }
-        if (cell.state() == OwnershipCell.RELEASED) {
-            throw new IllegalStateException("ManagedTensorHandle already closed");
+        try {
+            if (cell.release()) {
+                return;
+            }
+            if (cell.state() == OwnershipCell.RELEASED) {
+                throw new IllegalStateException("ManagedTensorHandle already closed");
+            }
+        } finally {
+            Reference.reachabilityFence(this); // see moveOut
         }
     }
 

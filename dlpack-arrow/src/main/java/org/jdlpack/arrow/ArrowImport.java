@@ -148,17 +148,24 @@ public final class ArrowImport {
      * released on any thread. One confined to its importing thread (the default lifetime) must
      * be: if the last buffer over it is released on another thread, the tensor cannot be closed
      * there; that is logged, and the producer's deleter is left to the safety net after garbage
-     * collection. A tensor imported into a caller's arena ({@code ImportLifetime.in}) does not
-     * fit: closing that arena would free memory the vector still points at.
+     * collection. A tensor imported into a caller's arena ({@code ImportLifetime.in}) is refused:
+     * closing that arena would free memory the vector still points at.
      *
      * @param tensor the tensor, alive; a zero-copy vector wraps its memory
      * @return the vector
      * @throws IllegalStateException    if the tensor was already closed
-     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
+     * @throws IllegalArgumentException if the tensor lives in a caller's arena (left untouched),
+     *                                  or as {@link #importVersioned(MemorySegment)} does
      */
     public ImportedVector importTensor(ImportedTensor tensor) {
         if (!Objects.requireNonNull(tensor, "tensor").isAlive()) {
             throw new IllegalStateException("cannot import a closed tensor into Arrow: " + tensor);
+        }
+        if (!tensor.endsOnClose()) {
+            // Its arena, not Arrow's last release, would call the deleter: the vector could outlive the memory.
+            throw new IllegalArgumentException("cannot import a tensor that lives as long as a caller's arena into Arrow: "
+                    + "Arrow releases its memory when the last buffer goes, so import it with ImportLifetime.SHARED "
+                    + "(or CONFINED); the tensor was left as it was: " + tensor);
         }
         return importOwned(tensor);
     }

@@ -3,6 +3,7 @@ package org.jdlpack.arrow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -179,6 +180,20 @@ class ArrowImportTest {
         assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(confined)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
         assertThat(peer.deleterCalls(strided.id())).isEqualTo(1);
+    }
+
+    @Test
+    void aTensorInACallersArenaIsRefusedAndLeftToItsArena() {
+        CPeer.Produced produced = make(PeerTensor.versioned().shape(4));
+        try (Arena arena = Arena.ofConfined()) {
+            ImportedTensor inArena = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.in(arena));
+            // Its arena, not Arrow's last release, would free the memory under the vector.
+            assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(inArena)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("caller's arena");
+            assertThat(inArena.isAlive()).isTrue();
+            assertThat(peer.deleterCalls(produced.id())).isZero();
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
     }
 
     @Test

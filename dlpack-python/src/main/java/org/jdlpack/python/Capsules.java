@@ -112,7 +112,11 @@ final class Capsules {
             }
             // A used capsule: its consumer owns the tensor now.
         } catch (Throwable t) {
-            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "DLPack capsule destructor failed", t);
+            try {
+                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "DLPack capsule destructor failed", t);
+            } catch (Throwable ignored) {
+                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
+            }
         }
     }
 }

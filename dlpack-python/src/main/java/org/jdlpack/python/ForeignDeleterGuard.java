@@ -78,7 +78,11 @@ final class ForeignDeleterGuard {
             }
             CALL.invokeExact(MemorySegment.ofAddress(deleter), self);
         } catch (Throwable t) {
-            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python producer's deleter failed", t);
+            try {
+                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python producer's deleter failed", t);
+            } catch (Throwable ignored) {
+                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
+            }
         }
     }
 }

@@ -93,6 +93,16 @@ final class JavaTensors {
     /** {@code _jdlpack_dlpack(id, versioned, stream, copy)}: a new capsule, or NULL with an exception set. */
     @SuppressWarnings("unused") // the upcall target
     private static MemorySegment dlpack(MemorySegment self, MemorySegment args, long nargs) {
+        try {
+            return exportOrRaise(args, nargs);
+        } catch (Throwable t) {
+            // Building the Python exception itself failed (a source whose messages throw, no memory,
+            // no stack): Python then reports "error return without exception set". Nothing may leave an upcall.
+            return MemorySegment.NULL;
+        }
+    }
+
+    private static MemorySegment exportOrRaise(MemorySegment args, long nargs) throws Throwable {
         LibPython py = PythonRuntime.lib();
         try {
             if (nargs != 4) {
@@ -140,6 +150,14 @@ final class JavaTensors {
     /** {@code _jdlpack_release(id)}: the Python object is gone; returns None. */
     @SuppressWarnings("unused") // the upcall target
     private static MemorySegment release(MemorySegment self, MemorySegment args, long nargs) {
+        try {
+            return releaseOrRaise(args, nargs);
+        } catch (Throwable t) {
+            return MemorySegment.NULL; // as in dlpack: nothing may leave an upcall
+        }
+    }
+
+    private static MemorySegment releaseOrRaise(MemorySegment args, long nargs) throws Throwable {
         LibPython py = PythonRuntime.lib();
         try {
             if (nargs != 1) {
@@ -159,7 +177,11 @@ final class JavaTensors {
         try (Arena arena = Arena.ofConfined()) {
             py.errSetString.invokeExact(type, arena.allocateFrom(message == null ? "(no message)" : message));
         } catch (Throwable t) {
-            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "could not raise a Python exception", t);
+            try {
+                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "could not raise a Python exception", t);
+            } catch (Throwable ignored) {
+                // Never throws, not even when logging fails.
+            }
         }
         return MemorySegment.NULL;
     }

@@ -11,6 +11,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 
@@ -392,6 +393,9 @@ public final class PythonRuntime {
      * consumes the capsule (renamed {@code used_dltensor_versioned} / {@code used_dltensor}) and
      * imports the managed tensor, zero copy. An unconsumed DLPack capsule is accepted as it is.
      *
+     * The tensor has the default lifetime, {@link ImportLifetime#CONFINED}: this thread reads it
+     * and closes it.
+     *
      * @param tensor an object with {@code __dlpack__}, or a DLPack capsule
      * @return the tensor; closing it calls the producer's deleter
      * @throws PythonException          if {@code __dlpack__} raises, or the object has none
@@ -399,6 +403,23 @@ public final class PythonRuntime {
      * @throws org.jdlpack.abi.InvalidTensorException if the tensor is malformed (its deleter has run)
      */
     public ImportedTensor importTensor(PythonObject tensor) {
+        return importTensor(tensor, ImportLifetime.CONFINED);
+    }
+
+    /**
+     * Imports a Python tensor as {@link #importTensor(PythonObject)} does, with the given lifetime:
+     * {@link ImportLifetime#SHARED} when another thread will close it (an Arrow vector made from it
+     * is released by whichever thread drops the last buffer).
+     *
+     * @param tensor   an object with {@code __dlpack__}, or a DLPack capsule
+     * @param lifetime who ends the tensor's life, and on which threads it may be used
+     * @return the tensor; closing it calls the producer's deleter
+     * @throws PythonException          if {@code __dlpack__} raises, or the object has none
+     * @throws IllegalArgumentException if the result is not an unconsumed DLPack capsule
+     * @throws org.jdlpack.abi.InvalidTensorException if the tensor is malformed (its deleter has run)
+     */
+    public ImportedTensor importTensor(PythonObject tensor, ImportLifetime lifetime) {
+        Objects.requireNonNull(lifetime, "lifetime");
         Capsules.Taken taken = Gil.call(py, arena -> {
             MemorySegment capsule = invoke(capsuleOf, tensor.pointer());
             try {
@@ -409,15 +430,15 @@ public final class PythonRuntime {
                 py.decRef.invokeExact(capsule);
             }
         });
-        return importOwned(taken); // without the GIL: a deleter called on a failed import takes it itself
+        return importOwned(taken, lifetime); // without the GIL: a deleter called on a failed import takes it itself
     }
 
     /**
      * The one place this module hands a managed tensor it owns to dlpack-abi's import API (so that
      * a change of that API is adapted here alone).
      */
-    private static ImportedTensor importOwned(Capsules.Taken taken) {
-        return ManagedTensorHandle.of(taken.kind(), taken.pointer()).importTensor();
+    private static ImportedTensor importOwned(Capsules.Taken taken, ImportLifetime lifetime) {
+        return ManagedTensorHandle.of(taken.kind(), taken.pointer()).importTensor(lifetime);
     }
 
     /** {@code str(object)}. */
