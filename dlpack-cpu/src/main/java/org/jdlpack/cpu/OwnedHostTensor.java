@@ -88,7 +88,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      */
     public static OwnedHostTensor wrap(TensorSpec spec, Runnable release) {
         if (!spec.device().isHostAccessible()) {
-            throw new IllegalArgumentException("a OwnedHostTensor needs host-accessible memory, not " + spec.device());
+            throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
         return new OwnedHostTensor(spec, ExportOwner.of(spec.data(), Objects.requireNonNull(release, "release")));
     }
