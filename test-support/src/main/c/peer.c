@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dlpack.h"
+#include "peer_deleter.h"
 
 #define PEER_API __attribute__((visibility("default")))
 
@@ -95,15 +96,7 @@ PEER_API int64_t peer_field(void* managed, int legacy, int which) {
   }
 }
 
-PEER_API void peer_delete(void* managed, int legacy) {
-  if (legacy) {
-    DLManagedTensor* m = managed;
-    if (m->deleter) m->deleter(m);
-  } else {
-    DLManagedTensorVersioned* m = managed;
-    if (m->deleter) m->deleter(m);
-  }
-}
+PEER_API void peer_delete(void* managed, int legacy) { call_deleter(managed, legacy); }
 
 typedef struct {
   void** tensors;

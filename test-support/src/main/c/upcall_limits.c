@@ -9,18 +9,9 @@
 #include <stdlib.h>
 
 #include "dlpack.h"
+#include "peer_deleter.h"
 
 #define LIMITS_API __attribute__((visibility("default")))
-
-static void call_deleter(void* managed, int legacy) {
-  if (legacy) {
-    DLManagedTensor* m = managed;
-    if (m->deleter) m->deleter(m);
-  } else {
-    DLManagedTensorVersioned* m = managed;
-    if (m->deleter) m->deleter(m);
-  }
-}
 
 typedef struct {
   void* managed;
