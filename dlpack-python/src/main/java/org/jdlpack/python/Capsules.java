@@ -4,10 +4,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.ManagedTensorHandle;
@@ -35,16 +33,8 @@ final class Capsules {
     private static final MemorySegment LEGACY = Arena.global().allocateFrom("dltensor");
     private static final MemorySegment USED_VERSIONED = Arena.global().allocateFrom("used_dltensor_versioned");
     private static final MemorySegment USED_LEGACY = Arena.global().allocateFrom("used_dltensor");
-    private static final MemorySegment DESTRUCTOR;
-
-    static {
-        try {
-            DESTRUCTOR = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(Capsules.class, "destructor",
-                    MethodType.methodType(void.class, MemorySegment.class)), FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final MemorySegment DESTRUCTOR = UpcallStubs.of(MethodHandles.lookup(), "destructor",
+            FunctionDescriptor.ofVoid(ADDRESS));
 
     private Capsules() {
     }

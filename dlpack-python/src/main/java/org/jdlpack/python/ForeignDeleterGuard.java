@@ -3,13 +3,11 @@ package org.jdlpack.python;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -32,16 +30,7 @@ final class ForeignDeleterGuard {
 
     private static final Map<Long, Long> ORIGINAL_DELETERS = new ConcurrentHashMap<>();
     private static final MethodHandle CALL = Linker.nativeLinker().downcallHandle(FunctionDescriptor.ofVoid(ADDRESS));
-    private static final MemorySegment GUARD;
-
-    static {
-        try {
-            GUARD = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(ForeignDeleterGuard.class, "guard",
-                    MethodType.methodType(void.class, MemorySegment.class)), FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final MemorySegment GUARD = UpcallStubs.of(MethodHandles.lookup(), "guard", FunctionDescriptor.ofVoid(ADDRESS));
 
     private ForeignDeleterGuard() {
     }

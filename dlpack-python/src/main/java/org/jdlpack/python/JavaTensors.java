@@ -6,12 +6,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -69,8 +67,7 @@ final class JavaTensors {
     }
 
     private static void define(LibPython py, MemorySegment dict, String pythonName, String javaName) throws Throwable {
-        MemorySegment stub = Linker.nativeLinker().upcallStub(MethodHandles.lookup().findStatic(JavaTensors.class, javaName,
-                MethodType.methodType(MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class)), FASTCALL, Arena.global());
+        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
         // Python keeps pointers to the method definition and its name for the life of the process.
         MemorySegment def = Arena.global().allocate(METHOD_DEF);
         MemorySegment name = Arena.global().allocateFrom(pythonName);

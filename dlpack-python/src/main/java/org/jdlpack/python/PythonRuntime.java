@@ -1,13 +1,6 @@
 package org.jdlpack.python;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
@@ -42,91 +35,15 @@ import org.jdlpack.abi.ManagedTensorHandle;
  *
  * <p>Thread safety: every method may be called from any thread.
  */
-@SuppressWarnings("restricted")
 public final class PythonRuntime {
-
-    private static final int RTLD_NOW = 2;
-    private static final int RTLD_GLOBAL = 0x100;
-
-    /** The Python half of the bridge, run once in a module of its own, {@code _jdlpack}. */
-    private static final String BOOTSTRAP = """
-            import sys, traceback
-
-            _main = sys.modules['__main__'].__dict__
-
-            def _guard(f, *args):
-                # Every call from Java comes through here, so that Java sees (ok, value) or
-                # (False, traceback) and never a pending exception.
-                try:
-                    return (True, f(*args))
-                except BaseException:
-                    return (False, traceback.format_exc())
-
-            def _exec(src):
-                exec(src, _main)
-
-            def _eval(src):
-                return eval(src, _main)
-
-            def _get(name):
-                return _main[name]
-
-            def _set(name, value):
-                _main[name] = value
-
-            def _capsule_of(obj):
-                if type(obj).__name__ == 'PyCapsule':
-                    return obj
-                if getattr(type(obj), '__dlpack__', None) is None:
-                    raise TypeError(type(obj).__module__ + '.' + type(obj).__qualname__ + ' has no __dlpack__')
-                try:
-                    return obj.__dlpack__(max_version=(1, 3))
-                except TypeError:
-                    # A producer older than DLPack 1.0 does not take max_version: the array API's fallback.
-                    return obj.__dlpack__()
-
-            class JavaTensor:
-                '''A Java tensor: np.from_dlpack(x) and torch.from_dlpack(x) take it without copying.'''
-                __slots__ = ('_jdlpack_id', '_jdlpack_device', '__weakref__')
-
-                def __init__(self, ident, device_type, device_id):
-                    self._jdlpack_id = ident
-                    self._jdlpack_device = (device_type, device_id)
-
-                def __dlpack_device__(self):
-                    return self._jdlpack_device
-
-                def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-                    if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != self._jdlpack_device:
-                        raise BufferError('this Java tensor lives on device %r and cannot be exported to %r'
-                                          % (self._jdlpack_device, tuple(dl_device)))
-                    if copy is not None and not isinstance(copy, bool):
-                        raise TypeError('copy must be None, True or False, not %r' % (copy,))
-                    versioned = max_version is not None and int(max_version[0]) >= 1
-                    if stream is not None:
-                        stream = int(stream)
-                    return _jdlpack_dlpack(self._jdlpack_id, versioned, stream, -1 if copy is None else int(copy))
-
-                def __del__(self, _release=_jdlpack_release):
-                    _release(self._jdlpack_id)
-
-                def __repr__(self):
-                    return 'JavaTensor(device=%r)' % (self._jdlpack_device,)
-            """;
 
     private static PythonRuntime instance;
     private static PythonUnavailableException failure;
-    private static volatile LibPython lib;
 
     private final LibPython py;
+    private final Interpreter interpreter;
+    private final GuardedCalls calls;
     private final String description;
-    private final MemorySegment guard;
-    private final MemorySegment execFunction;
-    private final MemorySegment evalFunction;
-    private final MemorySegment getFunction;
-    private final MemorySegment setFunction;
-    private final MemorySegment capsuleOf;
-    private final MemorySegment javaTensorClass;
 
     /**
      * The embedded interpreter, started by the first call.
@@ -153,87 +70,14 @@ public final class PythonRuntime {
 
     /** {@return the libpython bindings, for upcalls; set before the first upcall can run} */
     static LibPython lib() {
-        return lib;
+        return Interpreter.lib();
     }
 
     private PythonRuntime(PythonLocation location) {
-        Linker linker = Linker.nativeLinker();
-        try (Arena arena = Arena.ofConfined()) {
-            MethodHandle dlopen = linker.downcallHandle(linker.defaultLookup().find("dlopen").orElseThrow(),
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
-            MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(location.library().toString()),
-                    RTLD_NOW | RTLD_GLOBAL);
-            if (handle.address() == 0) {
-                throw new PythonUnavailableException("dlopen(" + location.library() + ", RTLD_GLOBAL) failed");
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-        py = new LibPython(location.library());
-        lib = py;
-        try (Arena arena = Arena.ofConfined()) {
-            boolean started = (int) py.isInitialized.invokeExact() == 0;
-            int hostGilState = 0;
-            if (started) {
-                // Embedded, Python cannot find its prefix from the executable (java); tell it.
-                MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-                int rc = (int) setenv.invokeExact(arena.allocateFrom("PYTHONHOME"), arena.allocateFrom(location.home()), 1);
-                rc |= (int) setenv.invokeExact(arena.allocateFrom("PYTHONPATH"), arena.allocateFrom(location.path()), 1);
-                if (rc != 0) {
-                    throw new IllegalStateException("setenv(PYTHONHOME/PYTHONPATH) failed");
-                }
-                py.initializeEx.invokeExact(0); // 0: leave the JVM's signal handlers alone
-            } else {
-                hostGilState = (int) py.gilEnsure.invokeExact(); // a host's interpreter: take the GIL as any thread would
-            }
-            MemorySegment main = (MemorySegment) py.importAddModule.invokeExact(arena.allocateFrom("__main__"));
-            MemorySegment mainDict = (MemorySegment) py.moduleGetDict.invokeExact(main);
-            MemorySegment module = (MemorySegment) py.importAddModule.invokeExact(arena.allocateFrom("_jdlpack"));
-            MemorySegment dict = (MemorySegment) py.moduleGetDict.invokeExact(module);
-            MemorySegment builtins = (MemorySegment) py.dictGetItemString.invokeExact(mainDict, arena.allocateFrom("__builtins__"));
-            int rc = (int) py.dictSetItemString.invokeExact(dict, arena.allocateFrom("__builtins__"), builtins);
-            JavaTensors.install(py, dict);
-            MemorySegment result = (MemorySegment) py.runString.invokeExact(arena.allocateFrom(BOOTSTRAP), LibPython.PY_FILE_INPUT,
-                    dict, dict);
-            if (rc != 0 || result.address() == 0) {
-                py.errPrint.invokeExact();
-                throw new IllegalStateException("the Python bootstrap of dlpack-python failed (traceback on stderr)");
-            }
-            py.decRef.invokeExact(result);
-            guard = member(arena, dict, "_guard");
-            execFunction = member(arena, dict, "_exec");
-            evalFunction = member(arena, dict, "_eval");
-            getFunction = member(arena, dict, "_get");
-            setFunction = member(arena, dict, "_set");
-            capsuleOf = member(arena, dict, "_capsule_of");
-            javaTensorClass = member(arena, dict, "JavaTensor");
-            if (started) {
-                MemorySegment state = (MemorySegment) py.saveThread.invokeExact(); // let every thread take the GIL
-                if (state.address() == 0) {
-                    throw new IllegalStateException("PyEval_SaveThread returned NULL");
-                }
-            } else {
-                py.gilRelease.invokeExact(hostGilState);
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        interpreter = Interpreter.start(location);
+        py = interpreter.py;
+        calls = new GuardedCalls(py, interpreter.guard);
         description = "Python " + location.version() + " (" + location.executable() + ", " + location.library() + ")";
-    }
-
-    /** A module-level object of {@code _jdlpack}, kept alive for the life of the process. */
-    private MemorySegment member(Arena arena, MemorySegment dict, String name) throws Throwable {
-        MemorySegment object = (MemorySegment) py.dictGetItemString.invokeExact(dict, arena.allocateFrom(name));
-        if (object.address() == 0) {
-            throw new IllegalStateException("the bootstrap did not define " + name);
-        }
-        py.incRef.invokeExact(object);
-        return object;
     }
 
     /** {@return which Python this is: version, executable and libpython} */
@@ -258,12 +102,7 @@ public final class PythonRuntime {
     public void exec(String statements) {
         Objects.requireNonNull(statements, "statements");
         Gil.call(py, arena -> {
-            MemorySegment source = string(arena, statements);
-            try {
-                py.decRef.invokeExact(invoke(execFunction, source));
-            } finally {
-                py.decRef.invokeExact(source);
-            }
+            py.decRef.invokeExact(calls.invokeWithString(arena, interpreter.execFunction, statements));
             return null;
         });
     }
@@ -277,14 +116,7 @@ public final class PythonRuntime {
      */
     public PythonObject eval(String expression) {
         Objects.requireNonNull(expression, "expression");
-        return Gil.call(py, arena -> {
-            MemorySegment source = string(arena, expression);
-            try {
-                return new PythonObject(this, invoke(evalFunction, source));
-            } finally {
-                py.decRef.invokeExact(source);
-            }
-        });
+        return Gil.call(py, arena -> new PythonObject(this, calls.invokeWithString(arena, interpreter.evalFunction, expression)));
     }
 
     /**
@@ -309,14 +141,7 @@ public final class PythonRuntime {
      */
     public PythonObject get(String name) {
         Objects.requireNonNull(name, "name");
-        return Gil.call(py, arena -> {
-            MemorySegment key = string(arena, name);
-            try {
-                return new PythonObject(this, invoke(getFunction, key));
-            } finally {
-                py.decRef.invokeExact(key);
-            }
-        });
+        return Gil.call(py, arena -> new PythonObject(this, calls.invokeWithString(arena, interpreter.getFunction, name)));
     }
 
     /**
@@ -328,12 +153,7 @@ public final class PythonRuntime {
     public void set(String name, PythonObject value) {
         Objects.requireNonNull(name, "name");
         Gil.call(py, arena -> {
-            MemorySegment key = string(arena, name);
-            try {
-                py.decRef.invokeExact(invoke(setFunction, key, value.pointer()));
-            } finally {
-                py.decRef.invokeExact(key);
-            }
+            py.decRef.invokeExact(calls.invokeWithString(arena, interpreter.setFunction, name, value.pointer()));
             return null;
         });
     }
@@ -352,7 +172,7 @@ public final class PythonRuntime {
             for (int i = 0; i < arguments.length; i++) {
                 pointers[i] = arguments[i].pointer();
             }
-            return new PythonObject(this, invoke(callable.pointer(), pointers));
+            return new PythonObject(this, calls.invoke(callable.pointer(), pointers));
         });
     }
 
@@ -374,7 +194,7 @@ public final class PythonRuntime {
                         (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
                         (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceId())};
                 try {
-                    return new PythonObject(this, invoke(javaTensorClass, arguments));
+                    return new PythonObject(this, calls.invoke(interpreter.javaTensorClass, arguments));
                 } finally {
                     for (MemorySegment argument : arguments) {
                         py.decRef.invokeExact(argument);
@@ -421,7 +241,7 @@ public final class PythonRuntime {
     public ImportedTensor importTensor(PythonObject tensor, ImportLifetime lifetime) {
         Objects.requireNonNull(lifetime, "lifetime");
         Capsules.Taken taken = Gil.call(py, arena -> {
-            MemorySegment capsule = invoke(capsuleOf, tensor.pointer());
+            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, tensor.pointer());
             try {
                 Capsules.Taken owned = Capsules.take(py, capsule);
                 ForeignDeleterGuard.install(owned.kind(), owned.pointer());
@@ -443,70 +263,6 @@ public final class PythonRuntime {
 
     /** {@code str(object)}. */
     String str(PythonObject object) {
-        return Gil.call(py, arena -> {
-            MemorySegment text = (MemorySegment) py.objectStr.invokeExact(object.pointer());
-            if (text.address() == 0) {
-                py.errClear.invokeExact();
-                throw new PythonException("str() of the object raised");
-            }
-            try {
-                return utf8(text);
-            } finally {
-                py.decRef.invokeExact(text);
-            }
-        });
-    }
-
-    private MemorySegment string(Arena arena, String value) throws Throwable {
-        MemorySegment text = (MemorySegment) py.unicodeFromString.invokeExact(arena.allocateFrom(value));
-        if (text.address() == 0) {
-            py.errClear.invokeExact();
-            throw new IllegalArgumentException("Python could not decode the string");
-        }
-        return text;
-    }
-
-    private String utf8(MemorySegment unicode) throws Throwable {
-        MemorySegment chars = (MemorySegment) py.unicodeAsUtf8.invokeExact(unicode);
-        if (chars.address() == 0) {
-            py.errClear.invokeExact();
-            return "(undecodable)";
-        }
-        return chars.reinterpret(Long.MAX_VALUE).getString(0);
-    }
-
-    /**
-     * {@code _guard(callable, *arguments)} with the GIL held: the new reference to the result, or
-     * a {@link PythonException} with the traceback. Arguments are borrowed.
-     */
-    private MemorySegment invoke(MemorySegment callable, MemorySegment... arguments) throws Throwable {
-        MemorySegment tuple = (MemorySegment) py.tupleNew.invokeExact((long) arguments.length + 1);
-        if (tuple.address() == 0) {
-            py.errClear.invokeExact();
-            throw new OutOfMemoryError("PyTuple_New failed");
-        }
-        py.incRef.invokeExact(callable);
-        int rc = (int) py.tupleSetItem.invokeExact(tuple, 0L, callable); // steals the reference
-        for (int i = 0; i < arguments.length; i++) {
-            py.incRef.invokeExact(arguments[i]);
-            rc |= (int) py.tupleSetItem.invokeExact(tuple, (long) i + 1, arguments[i]);
-        }
-        MemorySegment result = rc != 0 ? MemorySegment.NULL : (MemorySegment) py.callObject.invokeExact(guard, tuple);
-        py.decRef.invokeExact(tuple);
-        if (result.address() == 0) {
-            py.errClear.invokeExact();
-            throw new IllegalStateException("calling into Python failed before any Python code ran");
-        }
-        try {
-            MemorySegment ok = (MemorySegment) py.tupleGetItem.invokeExact(result, 0L);
-            MemorySegment value = (MemorySegment) py.tupleGetItem.invokeExact(result, 1L);
-            if ((int) py.objectIsTrue.invokeExact(ok) == 1) {
-                py.incRef.invokeExact(value);
-                return value;
-            }
-            throw new PythonException(utf8(value));
-        } finally {
-            py.decRef.invokeExact(result);
-        }
+        return Gil.call(py, arena -> calls.str(object.pointer()));
     }
 }
