@@ -98,7 +98,7 @@ public class ArrowHandoffBenchmark {
     /** jdlpack: the column's value buffer, exported as a rows x 768 tensor; C reads it and calls the deleter. */
     @Benchmark
     public long jdlpackZeroCopy() {
-        MemorySegment managed = ArrowExport.of(column).exportVersioned().consume();
+        MemorySegment managed = ArrowExport.of(column).export().consume();
         long data = peer.field(managed, false, DATA);
         peer.memcpy(firstValue, MemorySegment.ofAddress(data).reinterpret(Float.BYTES), Float.BYTES);
         return data + peer.consume(managed, false);
@@ -119,7 +119,7 @@ public class ArrowHandoffBenchmark {
         float[] copy = new float[Math.toIntExact(values.byteSize() / Float.BYTES)];
         MemorySegment.copy(values, JAVA_FLOAT, 0, copy, 0, copy.length);
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(copy, rows, DIMENSIONS)) {
-            MemorySegment managed = tensor.exportVersioned().consume();
+            MemorySegment managed = tensor.export().consume();
             long data = peer.field(managed, false, DATA);
             peer.memcpy(firstValue, MemorySegment.ofAddress(data).reinterpret(Float.BYTES), Float.BYTES);
             return data + peer.consume(managed, false);

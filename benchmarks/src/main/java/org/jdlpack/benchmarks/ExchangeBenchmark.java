@@ -110,14 +110,14 @@ public class ExchangeBenchmark {
     @Benchmark
     public long importCTensorAndClose() {
         try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, cVersioned)) {
-            return tensor.elementCount();
+            return tensor.layout().elementCount();
         }
     }
 
     @Benchmark
     public long importCTensorIntoConfinedArena() {
         try (Arena confined = Arena.ofConfined()) {
-            return ImportedTensor.of(ManagedTensorKind.VERSIONED, cVersioned, ImportLifetime.in(confined)).elementCount();
+            return ImportedTensor.of(ManagedTensorKind.VERSIONED, cVersioned, ImportLifetime.in(confined)).layout().elementCount();
         }
     }
 

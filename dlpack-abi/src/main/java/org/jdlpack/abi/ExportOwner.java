@@ -134,7 +134,7 @@ public final class ExportOwner implements AutoCloseable {
 
     private long exportAddress(TensorSpec spec, ExportOptions options) {
         ManagedTensorKind kind = options.kind();
-        if (kind == ManagedTensorKind.LEGACY && DLTensorFlag.READ_ONLY.isSet(spec.flags())) {
+        if (kind == ManagedTensorKind.LEGACY && spec.layout().isReadOnly()) {
             throw new IllegalArgumentException("a read-only tensor cannot be exported as a legacy DLManagedTensor, "
                     + "which has no way to say read-only; export it versioned, or export a copy");
         }
@@ -162,7 +162,7 @@ public final class ExportOwner implements AutoCloseable {
             release();
             throw t;
         }
-        ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.ndim()));
+        ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.layout().ndim()));
         return address;
     }
 

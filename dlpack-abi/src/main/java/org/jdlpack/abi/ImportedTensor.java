@@ -3,7 +3,6 @@ package org.jdlpack.abi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
@@ -53,6 +52,7 @@ public final class ImportedTensor implements AutoCloseable {
     private final Arena arena;
     /** Whether {@link #arena} is the caller's: then the arena, not {@link #close()}, ends the tensor. */
     private final boolean callersArena;
+    private TensorLayout layout;
 
     private ImportedTensor(ManagedTensorKind kind, OwnershipCell cell, ManagedTensorReader.Fields fields, Arena arena,
                            boolean callersArena) {
@@ -189,115 +189,34 @@ public final class ImportedTensor implements AutoCloseable {
         return Optional.ofNullable(fields.dlpackVersion());
     }
 
-    /**
-     * The raw flags word, unknown bits included; always 0 for a legacy struct.
-     *
-     * @return the flags
-     */
-    public long flags() {
-        return fields.flags();
-    }
-
-    /**
-     * Whether the producer forbids writes ({@link DLTensorFlag#READ_ONLY}). A legacy struct cannot
-     * say so and is always writable.
-     *
-     * @return {@code true} when read-only
-     */
+    /** {@return whether the producer forbids writes ({@link DLTensorFlag#READ_ONLY}); a legacy struct cannot say so} */
     public boolean isReadOnly() {
         return DLTensorFlag.READ_ONLY.isSet(fields.flags());
     }
 
-    /**
-     * Where the data lives.
-     *
-     * @return the device
-     */
+    /** {@return where the data lives} */
     public DLDevice device() {
         return fields.device();
     }
 
     /**
-     * The element type.
-     *
-     * @return the dtype
+     * {@return the element type, shape, strides (compact row-major when the producer gave NULL),
+     * {@code byte_offset}, flags (always 0 for a legacy struct) and extent}
      */
-    public DLDataType dtype() {
-        return fields.dtype();
+    public TensorLayout layout() {
+        TensorLayout known = layout;
+        if (known == null) {
+            // Made on first use, not at import, so an import that never asks costs nothing more;
+            // a racing second make stores an equal immutable value.
+            known = fields.layout();
+            layout = known;
+        }
+        return known;
     }
 
-    /**
-     * The number of dimensions.
-     *
-     * @return ndim, 0 for a scalar
-     */
-    public int ndim() {
-        return fields.ndim();
-    }
-
-    /**
-     * The extents.
-     *
-     * @return a copy of the shape
-     */
-    public long[] shape() {
-        return fields.shape();
-    }
-
-    /**
-     * One extent.
-     *
-     * @param dimension 0 to {@code ndim() - 1}
-     * @return the extent of that dimension
-     */
-    public long shape(int dimension) {
-        return fields.dims()[Objects.checkIndex(dimension, fields.ndim())];
-    }
-
-    /**
-     * The strides in elements; compact row-major when the producer gave NULL.
-     *
-     * @return a copy of the strides
-     */
-    public long[] strides() {
-        return fields.strides();
-    }
-
-    /**
-     * One stride, in elements.
-     *
-     * @param dimension 0 to {@code ndim() - 1}
-     * @return the stride of that dimension
-     */
-    public long stride(int dimension) {
-        return fields.dims()[fields.ndim() + Objects.checkIndex(dimension, fields.ndim())];
-    }
-
-    /**
-     * Whether the producer wrote NULL strides (legal before DLPack 1.2).
-     *
-     * @return {@code true} when the strides were computed here
-     */
+    /** {@return whether the producer wrote NULL strides (legal before DLPack 1.2), so the strides were computed here} */
     public boolean stridesWereNull() {
         return fields.stridesWereNull();
-    }
-
-    /**
-     * Whether the elements are contiguous in row-major order.
-     *
-     * @return {@code true} for compact C-order strides
-     */
-    public boolean isCompactRowMajor() {
-        return TensorGeometry.isCompactRowMajor(fields.shape(), fields.strides());
-    }
-
-    /**
-     * The number of elements.
-     *
-     * @return the product of the extents
-     */
-    public long elementCount() {
-        return fields.elementCount();
     }
 
     /**
@@ -308,24 +227,6 @@ public final class ImportedTensor implements AutoCloseable {
      */
     public long dataAddress() {
         return fields.data();
-    }
-
-    /**
-     * The {@code byte_offset} field.
-     *
-     * @return the offset of element 0 from {@code data}, in bytes
-     */
-    public long byteOffset() {
-        return fields.byteOffset();
-    }
-
-    /**
-     * The bytes the elements reach, relative to {@code data + byte_offset}.
-     *
-     * @return the extent
-     */
-    public TensorExtent extent() {
-        return fields.extent();
     }
 
     /**
@@ -356,8 +257,9 @@ public final class ImportedTensor implements AutoCloseable {
     }
 
     /**
-     * The bytes the elements reach, as a segment bounded to exactly {@link #extent()} and bound to
-     * this tensor's lifetime. Element 0 is at offset {@code -extent().startByte()} of the segment;
+     * The bytes the elements reach, as a segment bounded to exactly the layout's
+     * {@link TensorLayout#extent() extent} and bound to this tensor's lifetime. Element 0 is at
+     * offset {@code -layout().extent().startByte()} of the segment;
      * with only non-negative strides that is offset 0. The segment is read-only when
      * {@link #isReadOnly()}.
      *
@@ -419,8 +321,6 @@ public final class ImportedTensor implements AutoCloseable {
     @Override
     public String toString() {
         return "ImportedTensor[" + kind.structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
-                + fields.dtype() + ", shape=" + Arrays.toString(fields.shape()) + ", strides=" + Arrays.toString(fields.strides())
-                + ", byte_offset=" + fields.byteOffset() + ", flags=0x" + Long.toHexString(fields.flags())
-                + (isAlive() ? "" : ", closed") + "]";
+                + layout() + (isAlive() ? "" : ", closed") + "]";
     }
 }

@@ -51,6 +51,11 @@ final class ManagedTensorReader {
             return extentSize == 0 ? TensorExtent.EMPTY : new TensorExtent(extentStart, extentSize);
         }
 
+        /** The validated fields as a layout, with arrays of its own. */
+        TensorLayout layout() {
+            return new TensorLayout(dtype, shape(), strides(), byteOffset, flags, extent(), elementCount);
+        }
+
         DLPackVersion dlpackVersion() {
             return version < 0 ? null : DLPackVersion.ofRaw((int) (version >>> 32), (int) version);
         }
@@ -131,8 +136,8 @@ final class ManagedTensorReader {
         if (ndim < 0) {
             throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", must not be negative");
         }
-        if (ndim > TensorGeometry.MAX_NDIM) {
-            throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", above the maximum " + TensorGeometry.MAX_NDIM);
+        if (ndim > TensorLayout.MAX_NDIM) {
+            throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", above the maximum " + TensorLayout.MAX_NDIM);
         }
         DLDataType dtype = dtype(
                 struct.get(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE),

@@ -41,7 +41,8 @@ final class ManagedTensorWriter {
 
     /** Allocates and fills the header; the caller owns the returned address. */
     static long write(ManagedTensorKind kind, TensorSpec spec, ExportOptions options, long managerCtx) {
-        int ndim = spec.ndim();
+        TensorLayout layout = spec.layout();
+        int ndim = layout.ndim();
         long size = headerBytes(kind, ndim);
         long address = NativeMemory.malloc(size);
         MemorySegment header = NativeMemory.at(address, size);
@@ -51,7 +52,7 @@ final class ManagedTensorWriter {
         if (kind == ManagedTensorKind.VERSIONED) {
             header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR, (int) DLPackVersion.CURRENT.major());
             header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR, (int) DLPackVersion.CURRENT.minor());
-            long flags = options.readOnly() ? spec.flags() | DLTensorFlag.READ_ONLY.mask() : spec.flags();
+            long flags = options.readOnly() ? layout.flags() | DLTensorFlag.READ_ONLY.mask() : layout.flags();
             header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, flags);
         }
         header.set(JAVA_LONG, kind.managerCtxOffset(), managerCtx);
@@ -60,7 +61,7 @@ final class ManagedTensorWriter {
         // Fold byte_offset into data where data is a pointer: consumers that ignore byte_offset
         // (PyTorch up to 2.9, cuVS-java, cuda.core) then read the right elements.
         long data = spec.data().address();
-        long byteOffset = spec.byteOffset();
+        long byteOffset = layout.byteOffset();
         if (!options.verbatimByteOffset() && isPointerAddressable(spec.device())) {
             data += byteOffset;
             byteOffset = 0;
@@ -70,16 +71,16 @@ final class ManagedTensorWriter {
         header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE, spec.device().deviceType());
         header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID, spec.device().deviceId());
         header.set(JAVA_INT, t + DLTensorLayout.NDIM, ndim);
-        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE, (byte) spec.dtype().code().code());
-        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS, (byte) spec.dtype().bits());
-        header.set(JAVA_SHORT, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES, (short) spec.dtype().lanes());
+        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE, (byte) layout.dtype().code().code());
+        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS, (byte) layout.dtype().bits());
+        header.set(JAVA_SHORT, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES, (short) layout.dtype().lanes());
         // Always non-NULL, even for ndim 0: consumers that dereference without checking ndim stay safe.
         header.set(JAVA_LONG, t + DLTensorLayout.SHAPE, address + shapeAt);
         header.set(JAVA_LONG, t + DLTensorLayout.STRIDES, address + stridesAt);
         header.set(JAVA_LONG, t + DLTensorLayout.BYTE_OFFSET, byteOffset);
 
-        MemorySegment.copy(spec.shapeArray(), 0, header, JAVA_LONG, shapeAt, ndim);
-        MemorySegment.copy(spec.stridesArray(), 0, header, JAVA_LONG, stridesAt, ndim);
+        MemorySegment.copy(layout.shapeArray(), 0, header, JAVA_LONG, shapeAt, ndim);
+        MemorySegment.copy(layout.stridesArray(), 0, header, JAVA_LONG, stridesAt, ndim);
         return address;
     }
 }

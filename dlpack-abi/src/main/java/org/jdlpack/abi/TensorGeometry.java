@@ -3,22 +3,12 @@ package org.jdlpack.abi;
 import java.util.Arrays;
 
 /**
- * Shape and stride arithmetic shared by import validation, export validation and the device
- * modules. Every computation is exact: a result that does not fit 64 bits is an
+ * Shape and stride arithmetic behind import validation and {@link TensorLayout}. Every computation is exact: a result that does not fit 64 bits is an
  * {@link InvalidTensorException}, never a wrapped-around size.
  *
  * <p>Strides are in elements, as in {@code DLTensor}, and may be negative or zero.
  */
-public final class TensorGeometry {
-
-    /**
-     * The largest {@code ndim} this library accepts: 256.
-     *
-     * <p>NumPy 2 allows 64 dimensions and PyTorch has no fixed limit, but no real tensor comes
-     * near 256. The bound keeps a hostile {@code ndim} from making the importer read megabytes of
-     * shape and strides.
-     */
-    public static final int MAX_NDIM = 256;
+final class TensorGeometry {
 
     private TensorGeometry() {
     }
@@ -30,7 +20,7 @@ public final class TensorGeometry {
      * @return the strides in elements
      * @throws InvalidTensorException if a stride overflows 64 bits
      */
-    public static long[] compactStrides(long[] shape) {
+    static long[] compactStrides(long[] shape) {
         long[] strides = new long[shape.length];
         long stride = 1;
         for (int i = shape.length - 1; i >= 0; i--) {
@@ -53,12 +43,12 @@ public final class TensorGeometry {
      *
      * @param shape   the extents
      * @param strides the strides in elements, of the same length
-     * @throws InvalidTensorException naming the field: ndim above {@link #MAX_NDIM}, a negative
+     * @throws InvalidTensorException naming the field: ndim above {@link TensorLayout#MAX_NDIM}, a negative
      *                                extent, a strides array of the wrong length
      */
-    public static void checkShape(long[] shape, long[] strides) {
-        if (shape.length > MAX_NDIM) {
-            throw new InvalidTensorException("DLTensor.ndim is " + shape.length + ", above the maximum " + MAX_NDIM);
+    static void checkShape(long[] shape, long[] strides) {
+        if (shape.length > TensorLayout.MAX_NDIM) {
+            throw new InvalidTensorException("DLTensor.ndim is " + shape.length + ", above the maximum " + TensorLayout.MAX_NDIM);
         }
         if (strides.length != shape.length) {
             throw new InvalidTensorException("DLTensor.strides has " + strides.length + " entries, ndim is " + shape.length);
@@ -77,7 +67,7 @@ public final class TensorGeometry {
      * @return the element count
      * @throws InvalidTensorException if the product overflows 64 bits
      */
-    public static long elementCount(long[] shape) {
+    static long elementCount(long[] shape) {
         for (long extent : shape) {
             if (extent == 0) {
                 return 0;
@@ -103,7 +93,7 @@ public final class TensorGeometry {
      * @param strides the strides in elements
      * @return {@code true} when the elements are contiguous in C order
      */
-    public static boolean isCompactRowMajor(long[] shape, long[] strides) {
+    static boolean isCompactRowMajor(long[] shape, long[] strides) {
         long expected = 1;
         for (int i = shape.length - 1; i >= 0; i--) {
             if (shape[i] == 0) {
@@ -129,7 +119,7 @@ public final class TensorGeometry {
      * @return the extent, {@link TensorExtent#EMPTY} for a tensor with no elements
      * @throws InvalidTensorException if an offset or the size overflows 64 bits
      */
-    public static TensorExtent extent(long[] shape, long[] strides, DLDataType dtype, boolean subbytePadded) {
+    static TensorExtent extent(long[] shape, long[] strides, DLDataType dtype, boolean subbytePadded) {
         if (elementCount(shape) == 0) {
             return TensorExtent.EMPTY;
         }
@@ -215,35 +205,5 @@ public final class TensorGeometry {
                 }
             }
         }
-    }
-
-    /**
-     * The offset, in elements from element 0, of the element at a row-major position.
-     *
-     * @param shape    the extents
-     * @param strides  the strides in elements
-     * @param position 0 to element count - 1, in row-major order
-     * @return the offset in elements (negative with negative strides)
-     */
-    public static long elementOffset(long[] shape, long[] strides, long position) {
-        long offset = 0;
-        for (int d = shape.length - 1; d >= 0; d--) {
-            offset += (position % shape[d]) * strides[d];
-            position /= shape[d];
-        }
-        return offset;
-    }
-
-    /**
-     * Whether a tensor is a 2-D block of contiguous, non-overlapping rows with a non-negative row
-     * pitch: the shape that one rectangular transfer ({@code cudaMemcpy2D},
-     * {@code clEnqueueReadBufferRect}) moves.
-     *
-     * @param shape   the extents
-     * @param strides the strides in elements
-     * @return {@code true} for such a block
-     */
-    public static boolean isPitchedMatrix(long[] shape, long[] strides) {
-        return shape.length == 2 && (strides[1] == 1 || shape[1] == 1) && strides[0] >= shape[1];
     }
 }

@@ -1,15 +1,14 @@
 package org.jdlpack.abi;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * A description of Java-owned memory to export as a DLPack tensor: the data, its device, element
- * type, shape, strides (in elements), {@code byte_offset} and flags.
+ * A description of Java-owned memory to export as a DLPack tensor: the data, its device, and the
+ * {@link TensorLayout} of the elements in it.
  *
  * <p>A spec is validated when it is made, so a spec that exists can be exported: the shape and
- * strides are within {@link TensorGeometry#MAX_NDIM}, no size overflows, and on host-accessible
+ * layout is valid (see {@link TensorLayout}), and on host-accessible
  * devices every byte the tensor can reach lies inside {@code data}. For other devices (CUDA,
  * OpenCL) {@code data} only carries the device address or handle; the bounds are checked against
  * {@link Builder#capacity(long)} when given.
@@ -24,31 +23,18 @@ public final class TensorSpec {
 
     private final MemorySegment data;
     private final DLDevice device;
-    private final DLDataType dtype;
-    private final long[] shape;
-    private final long[] strides;
-    private final long byteOffset;
-    private final long flags;
-    private final TensorExtent extent;
+    private final TensorLayout layout;
 
-    private TensorSpec(MemorySegment data, long capacity, DLDevice device, DLDataType dtype, long[] shape, long[] strides,
-                       long byteOffset, long flags) {
+    private TensorSpec(MemorySegment data, long capacity, DLDevice device, TensorLayout layout) {
         if (!data.isNative()) {
             throw new IllegalArgumentException("data is a heap segment; only native memory can be exported, "
                     + "because the garbage collector may move heap memory while native code reads it");
         }
-        if (byteOffset < 0) {
-            throw new IllegalArgumentException("byte_offset is " + byteOffset + ", must not be negative");
-        }
         if (data.isReadOnly()) {
-            flags |= DLTensorFlag.READ_ONLY.mask();
+            layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
         }
-        try {
-            TensorGeometry.checkShape(shape, strides);
-            this.extent = TensorGeometry.extent(shape, strides, dtype, DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(flags));
-        } catch (InvalidTensorException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
+        TensorExtent extent = layout.extent();
+        long byteOffset = layout.byteOffset();
         long bound = device.isHostAccessible() ? data.byteSize() : capacity;
         if (bound >= 0 && extent.byteSize() > 0) {
             long first = byteOffset + extent.startByte();
@@ -59,11 +45,7 @@ public final class TensorSpec {
         }
         this.data = data;
         this.device = device;
-        this.dtype = dtype;
-        this.shape = shape;
-        this.strides = strides;
-        this.byteOffset = byteOffset;
-        this.flags = flags;
+        this.layout = layout;
     }
 
     /**
@@ -93,6 +75,22 @@ public final class TensorSpec {
      */
     public static Builder builder(MemorySegment data, DLDataType dtype, long... shape) {
         return new Builder(data, dtype, shape.clone());
+    }
+
+    /**
+     * Starts a spec of elements laid out as {@code layout} in {@code data}, on the CPU unless
+     * {@link Builder#device(DLDevice)} says otherwise.
+     *
+     * @param data   native memory holding the elements, or the device pointer or handle
+     * @param layout where the elements lie relative to {@code data}
+     * @return the builder
+     */
+    public static Builder builder(MemorySegment data, TensorLayout layout) {
+        Builder builder = new Builder(data, layout.dtype(), layout.shapeArray());
+        builder.strides = layout.stridesArray();
+        builder.byteOffset = layout.byteOffset();
+        builder.flags = layout.flags();
+        return builder;
     }
 
     /**
@@ -186,109 +184,27 @@ public final class TensorSpec {
          *                                  elements outside {@code data}
          */
         public TensorSpec build() {
-            long[] finalStrides;
-            try {
-                finalStrides = strides != null ? strides.clone() : TensorGeometry.compactStrides(shape);
-            } catch (InvalidTensorException e) {
-                throw new IllegalArgumentException(e.getMessage(), e);
-            }
-            return new TensorSpec(data, capacity, device, dtype, shape.clone(), finalStrides, byteOffset, flags);
+            return new TensorSpec(data, capacity, device, TensorLayout.of(dtype, shape, strides, byteOffset, flags));
         }
     }
 
-    /**
-     * The memory the tensor lives in.
-     *
-     * @return the data segment
-     */
+    /** {@return the memory the tensor lives in (for a device the CPU cannot address, its pointer or handle)} */
     public MemorySegment data() {
         return data;
     }
 
-    /**
-     * The device.
-     *
-     * @return the device
-     */
+    /** {@return the device} */
     public DLDevice device() {
         return device;
     }
 
-    /**
-     * The element type.
-     *
-     * @return the dtype
-     */
-    public DLDataType dtype() {
-        return dtype;
-    }
-
-    /**
-     * The number of dimensions.
-     *
-     * @return ndim
-     */
-    public int ndim() {
-        return shape.length;
-    }
-
-    /**
-     * The extents.
-     *
-     * @return a copy of the shape
-     */
-    public long[] shape() {
-        return shape.clone();
-    }
-
-    /**
-     * The strides in elements.
-     *
-     * @return a copy of the strides
-     */
-    public long[] strides() {
-        return strides.clone();
-    }
-
-    /**
-     * The offset of element 0 from the start of {@code data}.
-     *
-     * @return byte_offset
-     */
-    public long byteOffset() {
-        return byteOffset;
-    }
-
-    /**
-     * The flags word written into versioned exports.
-     *
-     * @return the raw flags
-     */
-    public long flags() {
-        return flags;
-    }
-
-    /**
-     * The bytes the elements reach, relative to {@code data + byte_offset}.
-     *
-     * @return the extent
-     */
-    public TensorExtent extent() {
-        return extent;
-    }
-
-    // Shared with the writer without copying.
-    long[] shapeArray() {
-        return shape;
-    }
-
-    long[] stridesArray() {
-        return strides;
+    /** {@return where the elements lie relative to {@link #data()}; its flags are those written into versioned exports} */
+    public TensorLayout layout() {
+        return layout;
     }
 
     @Override
     public String toString() {
-        return "TensorSpec[" + device + ", " + dtype + ", shape=" + Arrays.toString(shape) + ", strides="
-                + Arrays.toString(strides) + ", byte_offset=" + byteOffset + ", flags=0x" + Long.toHexString(flags) + "]";
+        return "TensorSpec[" + device + ", " + layout + "]";
     }
 }

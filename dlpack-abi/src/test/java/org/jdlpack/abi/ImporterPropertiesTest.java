@@ -240,8 +240,8 @@ class ImporterPropertiesTest {
             ImportedTensor tensor = handle.importTensor();
             try {
                 assertThat(verdict.rejection()).as("accepted, but the oracle rejects: %s", c).isNull();
-                assertThat(tensor.extent()).as("extent of %s", c).isEqualTo(verdict.extent());
-                assertThat(tensor.shape()).containsExactly(Arrays.copyOf(c.shape, c.ndim));
+                assertThat(tensor.layout().extent()).as("extent of %s", c).isEqualTo(verdict.extent());
+                assertThat(tensor.layout().shape()).containsExactly(Arrays.copyOf(c.shape, c.ndim));
                 ACCEPTED.incrementAndGet();
             } finally {
                 tensor.close();

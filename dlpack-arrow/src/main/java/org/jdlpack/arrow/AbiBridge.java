@@ -7,7 +7,6 @@ import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 
 /**
@@ -23,11 +22,11 @@ final class AbiBridge {
      * Exports {@code spec} once. {@code release} runs exactly once, from whichever thread calls the
      * consumer's deleter (or now, if the export fails); {@code keepAlive} stays reachable until then.
      */
-    static ManagedTensorHandle export(ManagedTensorKind kind, TensorSpec spec, Object keepAlive, Runnable release) {
+    static ManagedTensorHandle export(ExportOptions options, TensorSpec spec, Object keepAlive, Runnable release) {
         ExportOwner owner = ExportOwner.of(keepAlive, release);
         try {
             // Arrow's buffers are addressed directly, with byte_offset 0: folding changes nothing here.
-            return owner.export(spec, ExportOptions.of(kind));
+            return owner.export(spec, options);
         } finally {
             owner.close(); // the export, if made, now holds the only reference
         }

@@ -12,6 +12,7 @@ import org.apache.arrow.vector.ValueVector;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
@@ -105,23 +106,21 @@ public final class ArrowExport {
      * @throws IllegalArgumentException naming the vector, if its type has no tensor form, or if it
      *                                  has nulls and no fill value was chosen
      */
-    public ManagedTensorHandle exportVersioned() {
-        return export(ManagedTensorKind.VERSIONED);
+    public ManagedTensorHandle export() {
+        return export(ExportOptions.VERSIONED);
     }
 
     /**
-     * Exports the vector as a fresh legacy {@code DLManagedTensor}, which has no flags: a copy
-     * cannot be marked as one, and a read-only export is refused.
+     * Exports the vector as {@code options} say. A legacy {@code DLManagedTensor} has no flags: a
+     * copy cannot be marked as one, and a read-only export is refused.
      *
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return a handle owning the struct
-     * @throws IllegalArgumentException as {@link #exportVersioned()} does, or if the export is read-only
+     * @throws IllegalArgumentException as {@link #export()} does, or if a read-only export is asked
+     *                                  for as a legacy struct
      */
-    public ManagedTensorHandle exportLegacy() {
-        return export(ManagedTensorKind.LEGACY);
-    }
-
-    private ManagedTensorHandle export(ManagedTensorKind kind) {
-        if (readOnly && kind == ManagedTensorKind.LEGACY) {
+    public ManagedTensorHandle export(ExportOptions options) {
+        if (readOnly && options.kind() == ManagedTensorKind.LEGACY) {
             throw new IllegalArgumentException("a read-only export cannot be a legacy DLManagedTensor, which has no flags; "
                     + "export it versioned");
         }
@@ -133,7 +132,7 @@ public final class ArrowExport {
         }
         long flags = readOnly ? DLTensorFlag.READ_ONLY.mask() : 0;
         if (hasNulls || layout.isBitPacked()) {
-            return exportCopy(kind, layout, hasNulls, flags | DLTensorFlag.IS_COPIED.mask());
+            return exportCopy(options, layout, hasNulls, flags | DLTensorFlag.IS_COPIED.mask());
         }
         BaseFixedWidthVector leaf = layout.leaf();
         ArrowBuf values = leaf.getDataBuffer();
@@ -146,11 +145,11 @@ public final class ArrowExport {
                 .flags(flags).build();
         // The export's reference; the deleter drops it. Arrow's reference counts are atomic, so any thread may.
         values.getReferenceManager().retain();
-        return AbiBridge.export(kind, spec, values, () -> values.getReferenceManager().release());
+        return AbiBridge.export(options, spec, values, () -> values.getReferenceManager().release());
     }
 
     /** Exports a compact copy in a buffer of the vector's own allocator: unpacked bits, filled nulls. */
-    private ManagedTensorHandle exportCopy(ManagedTensorKind kind, ColumnLayout layout, boolean fillingNulls, long flags) {
+    private ManagedTensorHandle exportCopy(ExportOptions options, ColumnLayout layout, boolean fillingNulls, long flags) {
         BaseFixedWidthVector leaf = layout.leaf();
         long count = layout.elementCount();
         ArrowBuf copy = leaf.getAllocator().buffer(Math.max(1, layout.valueBytes()));
@@ -169,7 +168,7 @@ public final class ArrowExport {
                 fillNulls(HostTensorView.of(target, layout.dtype(), count), layout);
             }
             TensorSpec spec = TensorSpec.builder(target, layout.dtype(), layout.shape()).flags(flags).build();
-            return AbiBridge.export(kind, spec, copy, copy::close);
+            return AbiBridge.export(options, spec, copy, copy::close);
         } catch (RuntimeException | Error e) {
             if (copy.getReferenceManager().getRefCount() > 0) {
                 copy.close();

@@ -22,6 +22,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 
 /**
@@ -172,18 +173,19 @@ public final class ArrowImport {
 
     /** Imports a tensor this import now owns: closes it now on failure or copy, else hands it to Arrow. */
     private ImportedVector importOwned(ImportedTensor tensor) {
-        long[] shape = tensor.shape();
+        TensorLayout layout = tensor.layout();
+        long[] shape = layout.shape();
         ArrowType leafType;
         String copyReason;
         try {
             checkShape(tensor, shape);
-            DLDataType dtype = tensor.dtype();
+            DLDataType dtype = layout.dtype();
             Optional<ArrowType> same = ArrowTypes.sameLayout(dtype);
             if (same.isPresent()) {
                 leafType = same.get();
-                copyReason = !tensor.isCompactRowMajor()
+                copyReason = !layout.isCompactRowMajor()
                         ? "the tensor is not compact row-major (shape " + Arrays.toString(shape) + ", strides "
-                                + Arrays.toString(tensor.strides()) + "); its values were copied into a compact vector"
+                                + Arrays.toString(layout.strides()) + "); its values were copied into a compact vector"
                         : tensor.isReadOnly()
                                 ? "the tensor is READ_ONLY and Arrow vectors are writable; its values were copied"
                                 : null;
@@ -201,11 +203,11 @@ public final class ArrowImport {
             throw e;
         }
 
-        long count = tensor.elementCount();
+        long count = layout.elementCount();
         ArrowBuf data;
         if (copyReason == null && count > 0) {
-            long address = tensor.dataAddress() + tensor.byteOffset();
-            TensorAllocation allocation = new TensorAllocation(tensor, address, tensor.extent().byteSize());
+            long address = tensor.dataAddress() + layout.byteOffset();
+            TensorAllocation allocation = new TensorAllocation(tensor, address, layout.extent().byteSize());
             try {
                 data = allocator.wrapForeignAllocation(allocation);
             } catch (RuntimeException | Error e) {
@@ -267,8 +269,8 @@ public final class ArrowImport {
                         into.set(ValueLayout.JAVA_BYTE, i >>> 3, (byte) (into.get(ValueLayout.JAVA_BYTE, i >>> 3) | (1 << (i & 7))));
                     }
                 }
-            } else if (target.equals(tensor.dtype())) {
-                source.copyTo(HostTensorView.of(into, target, tensor.shape()));
+            } else if (target.equals(source.layout().dtype())) {
+                source.copyTo(HostTensorView.of(into, target, source.layout().shape()));
             } else {
                 HostTensorView values = HostTensorView.of(into, target, count);
                 boolean integral = leafType instanceof ArrowType.Int;

@@ -22,6 +22,7 @@ import org.apache.arrow.vector.util.TransferPair;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
@@ -68,7 +69,7 @@ class ArrowExportTest {
     void everyFixedWidthTypeIsExportedOverItsValueBufferAndComesBackEqual(MinorType type) {
         try (BaseFixedWidthVector vector = Columns.of(type, allocator, 50)) {
             DLDataType dtype = ArrowTypes.dtypeOf(type).orElseThrow();
-            ManagedTensorHandle handle = ArrowExport.of(vector).exportVersioned();
+            ManagedTensorHandle handle = ArrowExport.of(vector).export();
             assertThat(field(handle, DATA)).as("data is the value buffer: no copy").isEqualTo(vector.getDataBuffer().memoryAddress());
             assertThat(field(handle, BYTE_OFFSET)).isZero();
             assertThat(field(handle, NDIM)).isEqualTo(1);
@@ -98,7 +99,7 @@ class ArrowExportTest {
                 // Arrow 19 slices the value buffer for a split (no copy); the export must follow it.
                 long expected = whole.getDataBuffer().memoryAddress() + 37L * Float.BYTES;
                 assertThat(slice.getDataBuffer().memoryAddress()).isEqualTo(expected);
-                ManagedTensorHandle handle = ArrowExport.of(slice).exportVersioned();
+                ManagedTensorHandle handle = ArrowExport.of(slice).export();
                 MemorySegment managed = handle.consume();
                 assertThat(peer.field(managed, false, DATA)).isEqualTo(expected);
                 assertThat(peer.field(managed, false, SHAPE)).isEqualTo(20);
@@ -115,7 +116,7 @@ class ArrowExportTest {
     @Test
     void aFixedSizeListColumnIsARowsByWidthMatrix() {
         try (FixedSizeListVector column = Columns.embeddings(allocator, 6, 4)) {
-            ManagedTensorHandle handle = ArrowExport.of(column).exportVersioned();
+            ManagedTensorHandle handle = ArrowExport.of(column).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, NDIM)).isEqualTo(2);
             assertThat(peer.field(managed, false, SHAPE)).isEqualTo(6);
@@ -135,7 +136,7 @@ class ArrowExportTest {
             TransferPair pair = column.getTransferPair(allocator);
             pair.splitAndTransfer(4, 3);
             try (FixedSizeListVector rows = (FixedSizeListVector) pair.getTo();
-                 ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(rows).exportVersioned())) {
+                 ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(rows).export())) {
                 long first = ((Float4Vector) column.getDataVector()).getDataBuffer().memoryAddress() + 4L * 3 * Float.BYTES;
                 Float4Vector values = (Float4Vector) ((FixedSizeListVector) back.vector()).getDataVector();
                 assertThat(values.getDataBuffer().memoryAddress()).isEqualTo(first);
@@ -164,7 +165,7 @@ class ArrowExportTest {
                 cube.setNotNull(i);
             }
             cube.setValueCount(4);
-            try (ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(cube).exportVersioned())) {
+            try (ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(cube).export())) {
                 assertThat(back.vector().getField().toString()).isEqualTo(cube.getField().toString().replace("cube", "tensor"));
                 assertThat(Columns.objects(back.vector())).isEqualTo(Columns.objects(cube));
             }
@@ -177,7 +178,7 @@ class ArrowExportTest {
             vector.setNull(2);
             vector.setNull(7);
             long before = allocator.getAllocatedMemory();
-            assertThatThrownBy(() -> ArrowExport.of(vector).exportVersioned()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(vector).export()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("Float4Vector 'column' has 2 null values among 10 rows")
                     .hasMessageContaining("fillNullsWith");
             assertThat(allocator.getAllocatedMemory()).isEqualTo(before);
@@ -187,11 +188,11 @@ class ArrowExportTest {
             longer.setNull(5);
             longer.setNull(64); // counted a 64-bit word at a time, then bit by bit in the tail
             longer.setNull(129);
-            assertThatThrownBy(() -> ArrowExport.of(longer).exportVersioned()).hasMessageContaining("has 3 null values among 130 rows");
+            assertThatThrownBy(() -> ArrowExport.of(longer).export()).hasMessageContaining("has 3 null values among 130 rows");
         }
         try (FixedSizeListVector column = Columns.embeddings(allocator, 5, 2)) {
             column.setNull(3);
-            assertThatThrownBy(() -> ArrowExport.of(column).exportVersioned()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(column).export()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("has 1 null rows among 5 rows");
         }
     }
@@ -200,14 +201,14 @@ class ArrowExportTest {
     void nullsFilledAreACopyFlaggedIsCopied() {
         try (Float4Vector vector = (Float4Vector) Columns.of(MinorType.FLOAT4, allocator, 10)) {
             vector.setNull(2);
-            ManagedTensorHandle handle = ArrowExport.of(vector).fillNullsWith(Double.NaN).exportVersioned();
+            ManagedTensorHandle handle = ArrowExport.of(vector).fillNullsWith(Double.NaN).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, FLAGS)).isEqualTo(DLTensorFlag.IS_COPIED.mask());
             assertThat(peer.field(managed, false, DATA)).isNotEqualTo(vector.getDataBuffer().memoryAddress());
             assertThat(peer.sumF32(managed, false)).isNaN();
             peer.delete(managed, false);
 
-            try (ImportedVector filled = ArrowImport.into(allocator).importTensor(ArrowExport.of(vector).fillNullsWith(-1).exportVersioned())) {
+            try (ImportedVector filled = ArrowImport.into(allocator).importTensor(ArrowExport.of(vector).fillNullsWith(-1).export())) {
                 Float4Vector values = (Float4Vector) filled.vector();
                 assertThat(values.get(2)).isEqualTo(-1f);
                 assertThat(values.get(3)).isEqualTo(vector.get(3));
@@ -217,7 +218,7 @@ class ArrowExportTest {
         try (FixedSizeListVector column = Columns.embeddings(allocator, 4, 3)) {
             column.setNull(1);
             ((Float4Vector) column.getDataVector()).setNull(10);
-            try (ImportedVector filled = ArrowImport.into(allocator).importTensor(ArrowExport.of(column).fillNullsWith(0).exportVersioned())) {
+            try (ImportedVector filled = ArrowImport.into(allocator).importTensor(ArrowExport.of(column).fillNullsWith(0).export())) {
                 Float4Vector values = (Float4Vector) ((FixedSizeListVector) filled.vector()).getDataVector();
                 assertThat(values.get(2)).isEqualTo(2f);
                 assertThat(values.get(3)).as("the whole null row").isZero();
@@ -237,7 +238,7 @@ class ArrowExportTest {
                 bits.set(i, i % 3 == 0 ? 1 : 0);
             }
             bits.setValueCount(11);
-            ManagedTensorHandle handle = ArrowExport.of(bits).exportVersioned();
+            ManagedTensorHandle handle = ArrowExport.of(bits).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, CODE)).isEqualTo(6);
             assertThat(peer.field(managed, false, BITS)).isEqualTo(8);
@@ -249,8 +250,8 @@ class ArrowExportTest {
             peer.delete(managed, false);
 
             bits.setNull(4);
-            assertThatThrownBy(() -> ArrowExport.of(bits).exportVersioned()).hasMessageContaining("1 null values");
-            try (ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(bits).fillNullsWith(1).exportVersioned())) {
+            assertThatThrownBy(() -> ArrowExport.of(bits).export()).hasMessageContaining("1 null values");
+            try (ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(bits).fillNullsWith(1).export())) {
                 assertThat(back.vector()).isInstanceOf(BitVector.class);
                 assertThat(back.copyReason()).hasValueSatisfying(reason -> assertThat(reason).contains("bool"));
                 assertThat(((BitVector) back.vector()).get(3)).isEqualTo(1);
@@ -264,7 +265,7 @@ class ArrowExportTest {
     void aVectorClosedWhileTheConsumerHoldsItsTensorStaysAllocatedUntilTheDeleter() {
         Float4Vector vector = (Float4Vector) Columns.of(MinorType.FLOAT4, allocator, 1000);
         long bytes = allocator.getAllocatedMemory();
-        MemorySegment managed = ArrowExport.of(vector).exportVersioned().consume();
+        MemorySegment managed = ArrowExport.of(vector).export().consume();
         vector.close();
         assertThat(vector.getValueCount()).as("Java sees an empty vector").isZero();
         assertThat(allocator.getAllocatedMemory()).as("the consumer's reference keeps the value buffer").isGreaterThan(0)
@@ -285,12 +286,12 @@ class ArrowExportTest {
     @Test
     void readOnlyExportsSayReadOnlyAndCannotBeLegacy() {
         try (IntVector vector = (IntVector) Columns.of(MinorType.INT, allocator, 3)) {
-            MemorySegment managed = ArrowExport.of(vector).readOnly().exportVersioned().consume();
+            MemorySegment managed = ArrowExport.of(vector).readOnly().export().consume();
             assertThat(peer.field(managed, false, FLAGS)).isEqualTo(DLTensorFlag.READ_ONLY.mask());
             peer.delete(managed, false);
-            assertThatThrownBy(() -> ArrowExport.of(vector).readOnly().exportLegacy()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(vector).readOnly().export(ExportOptions.LEGACY)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("read-only");
-            MemorySegment legacy = ArrowExport.of(vector).exportLegacy().consume();
+            MemorySegment legacy = ArrowExport.of(vector).export(ExportOptions.LEGACY).consume();
             assertThat(peer.field(legacy, true, DATA)).isEqualTo(vector.getDataBuffer().memoryAddress());
             assertThat(peer.consume(legacy, true)).isNotZero();
         }
@@ -304,15 +305,15 @@ class ArrowExportTest {
             decimals.setValueCount(2);
             strings.allocateNew();
             strings.setValueCount(0);
-            assertThatThrownBy(() -> ArrowExport.of(decimals).exportVersioned()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(decimals).export()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("DecimalVector 'price'").hasMessageContaining("no decimal type");
-            assertThatThrownBy(() -> ArrowExport.of(strings).exportVersioned()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(strings).export()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("VarCharVector 'name'").hasMessageContaining("fixed-width");
         }
         Field child = new Field("$data$", FieldType.nullable(MinorType.VARCHAR.getType()), null);
         Field field = new Field("words", FieldType.nullable(new ArrowType.FixedSizeList(2)), java.util.List.of(child));
         try (FixedSizeListVector words = (FixedSizeListVector) field.createVector(allocator)) {
-            assertThatThrownBy(() -> ArrowExport.of(words).exportVersioned()).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowExport.of(words).export()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("FixedSizeList column FixedSizeListVector 'words'");
         }
         assertThat(DLPackStats.liveExports()).isZero();
@@ -321,7 +322,7 @@ class ArrowExportTest {
     @Test
     void anEmptyVectorIsAnEmptyTensor() {
         try (Float4Vector empty = new Float4Vector("empty", allocator);
-             ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(empty).exportVersioned())) {
+             ImportedVector back = ArrowImport.into(allocator).importTensor(ArrowExport.of(empty).export())) {
             assertThat(back.vector().getValueCount()).isZero();
         }
     }

@@ -201,7 +201,7 @@ class ArrowImportTest {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(8));
         long data = peer.field(produced.pointer(), false, DATA);
         ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer());
-        MemorySegment managed = ArrowExport.of(imported.vector()).exportVersioned().consume();
+        MemorySegment managed = ArrowExport.of(imported.vector()).export().consume();
         imported.close();
         assertThat(peer.deleterCalls(produced.id())).as("the re-export holds the producer's memory").isZero();
         assertThat(peer.field(managed, false, DATA)).as("the same memory, passed on").isEqualTo(data);

@@ -3,6 +3,7 @@ package org.jdlpack.arrow;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.python.DLPackSource;
@@ -35,6 +36,6 @@ record ArrowSource(ArrowExport export) implements DLPackSource {
         if (request.copyRequired()) {
             throw new UnsupportedOperationException("copy=True: an Arrow export shares the vector's memory");
         }
-        return request.kind() == ManagedTensorKind.LEGACY ? export.exportLegacy() : export.exportVersioned();
+        return request.kind() == ManagedTensorKind.LEGACY ? export.export(ExportOptions.LEGACY) : export.export();
     }
 }

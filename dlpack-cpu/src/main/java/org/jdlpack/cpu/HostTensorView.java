@@ -16,7 +16,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorExtent;
-import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
 
@@ -31,8 +31,8 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  *
  * <h2>Indexing</h2>
  * Elements are addressed by their position in row-major (C) order, {@code 0} to
- * {@code elementCount() - 1}, whatever the strides; {@link #index(long...)} turns a
- * multi-dimensional index into that position. An element has {@code dtype().lanes()} lanes; a
+ * {@code layout().elementCount() - 1}, whatever the strides; {@link #index(long...)} turns a
+ * multi-dimensional index into that position. An element has {@code layout().dtype().lanes()} lanes; a
  * complex lane has a real and an imaginary part.
  *
  * <h2>Values</h2>
@@ -52,28 +52,29 @@ import org.jdlpack.abi.UnsupportedDeviceException;
 public final class HostTensorView {
 
     private final MemorySegment segment;
-    /** Byte offset of element 0 in the segment. */
-    private final long origin;
-    private final DLDataType dtype;
+    /** Where the elements lie in {@link #segment}: its byte_offset is element 0's offset there. */
+    private final TensorLayout layout;
+    // Copies of the layout's fields that every element access reads.
     private final long[] shape;
     private final long[] strides;
-    private final boolean readOnly;
-    private final boolean padded;
+    private final long origin;
     private final long count;
     private final boolean compact;
     private final ElementCodec codec;
 
-    private HostTensorView(MemorySegment segment, long origin, DLDataType dtype, long[] shape, long[] strides, long flags) {
+    /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code layout.byteOffset()}. */
+    private HostTensorView(MemorySegment segment, TensorLayout layout) {
+        if (segment.isReadOnly() && !layout.isReadOnly()) {
+            layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
+        }
         this.segment = segment;
-        this.origin = origin;
-        this.dtype = dtype;
-        this.shape = shape;
-        this.strides = strides;
-        this.readOnly = DLTensorFlag.READ_ONLY.isSet(flags) || segment.isReadOnly();
-        this.padded = DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(flags);
-        this.count = TensorGeometry.elementCount(shape);
-        this.compact = TensorGeometry.isCompactRowMajor(shape, strides);
-        this.codec = new ElementCodec(dtype, padded);
+        this.layout = layout;
+        this.shape = layout.shape();
+        this.strides = layout.strides();
+        this.origin = layout.byteOffset();
+        this.count = layout.elementCount();
+        this.compact = layout.isCompactRowMajor();
+        this.codec = new ElementCodec(layout.dtype(), layout.isSubbytePadded());
     }
 
     /**
@@ -86,8 +87,8 @@ public final class HostTensorView {
      */
     public static HostTensorView of(ImportedTensor tensor) {
         MemorySegment segment = tensor.hostSegment();
-        return new HostTensorView(segment, -tensor.extent().startByte(), tensor.dtype(), tensor.shape(), tensor.strides(),
-                tensor.flags());
+        TensorLayout layout = tensor.layout();
+        return new HostTensorView(segment, layout.withByteOffset(-layout.extent().startByte()));
     }
 
     /**
@@ -100,11 +101,7 @@ public final class HostTensorView {
         if (!spec.device().isHostAccessible()) {
             throw new UnsupportedDeviceException(spec.device(), "a tensor on " + spec.device() + " is not host-accessible");
         }
-        TensorExtent extent = spec.extent();
-        MemorySegment segment = extent.byteSize() == 0
-                ? spec.data().asSlice(0, 0)
-                : spec.data().asSlice(spec.byteOffset() + extent.startByte(), extent.byteSize());
-        return new HostTensorView(segment, -extent.startByte(), spec.dtype(), spec.shape(), spec.strides(), spec.flags());
+        return of(spec.data(), spec.layout());
     }
 
     /**
@@ -113,66 +110,44 @@ public final class HostTensorView {
      * @param dtype   the element type
      * @param shape   the extents
      * @return the view
-     * @throws IllegalArgumentException if the elements do not fit in the segment
+     * @throws IllegalArgumentException if the shape is invalid or the elements do not fit in the segment
      */
     public static HostTensorView of(MemorySegment segment, DLDataType dtype, long... shape) {
-        long[] copy = shape.clone();
-        long[] strides = TensorGeometry.compactStrides(copy);
-        TensorGeometry.checkShape(copy, strides);
-        long bytes = TensorGeometry.extent(copy, strides, dtype, false).byteSize();
-        if (bytes > segment.byteSize()) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs " + bytes
-                    + " bytes; the segment has " + segment.byteSize());
-        }
-        return new HostTensorView(segment.asSlice(0, bytes), 0, dtype, copy, strides, segment.isReadOnly() ? 1 : 0);
-    }
-
-    /** {@return the element type} */
-    public DLDataType dtype() {
-        return dtype;
-    }
-
-    /** {@return a copy of the extents} */
-    public long[] shape() {
-        return shape.clone();
-    }
-
-    /** {@return a copy of the strides, in elements} */
-    public long[] strides() {
-        return strides.clone();
-    }
-
-    /** {@return the number of dimensions} */
-    public int ndim() {
-        return shape.length;
-    }
-
-    /** {@return the number of elements: the product of the extents} */
-    public long elementCount() {
-        return count;
+        return of(segment, TensorLayout.of(dtype, shape));
     }
 
     /**
-     * {@return whether writes are refused: the producer set {@link DLTensorFlag#READ_ONLY}, or the
-     * memory is a read-only segment}
+     * A view of elements laid out in a segment as {@code layout} says, element 0 at
+     * {@code layout.byteOffset()} bytes from the segment's start.
+     * @param segment native or heap memory holding the elements
+     * @param layout  where the elements lie in it
+     * @return the view; read-only when the layout says so or the segment is read-only
+     * @throws IllegalArgumentException if the elements reach outside the segment
      */
-    public boolean isReadOnly() {
-        return readOnly;
+    public static HostTensorView of(MemorySegment segment, TensorLayout layout) {
+        TensorExtent extent = layout.extent();
+        if (extent.byteSize() == 0) {
+            return new HostTensorView(segment.asSlice(0, 0), layout.withByteOffset(0));
+        }
+        long first = layout.byteOffset() + extent.startByte();
+        if (first < 0 || layout.byteOffset() > segment.byteSize() - extent.endByte()) {
+            throw new IllegalArgumentException(layout + " reaches bytes [" + first + ", " + (layout.byteOffset() + extent.endByte())
+                    + ") of a segment of " + segment.byteSize() + " bytes");
+        }
+        return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout.withByteOffset(-extent.startByte()));
     }
 
-    /** {@return whether the elements are contiguous in row-major order, so that bulk copies are one copy} */
-    public boolean isCompactRowMajor() {
-        return compact;
+    /**
+     * {@return where the elements lie in {@link #segment()}: {@code byte_offset} is element 0's
+     * offset in it (0 unless some stride is negative); read-only when writes are refused}
+     */
+    public TensorLayout layout() {
+        return layout;
     }
 
     /** {@return the memory the elements occupy, bounded to exactly the reachable bytes (read-only when the tensor is)} */
     public MemorySegment segment() {
         return segment;
-    }
-
-    /** {@return the byte offset of element 0 within {@link #segment()}: 0 unless some stride is negative} */
-    public long originByte() {
-        return origin;
     }
 
     /** {@return how this tensor's slots are located and converted} */
@@ -201,7 +176,15 @@ public final class HostTensorView {
     /** Offset in elements from element 0 of the element at a row-major position. */
     private long elementOffset(long position) {
         Objects.checkIndex(position, count);
-        return compact ? position : TensorGeometry.elementOffset(shape, strides, position);
+        if (compact) {
+            return position;
+        }
+        long offset = 0;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            offset += (position % shape[d]) * strides[d];
+            position /= shape[d];
+        }
+        return offset;
     }
 
     private long read(long position, int lane, int part) {
@@ -230,7 +213,7 @@ public final class HostTensorView {
      * One lane of an element as a double: exact for every type except 64-bit integers beyond
      * 2<sup>53</sup>; the real part of a complex lane; 0 or 1 for bool; unsigned types as unsigned.
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @return the value
      * @throws UnsupportedOperationException for opaque handles
      */
@@ -241,7 +224,7 @@ public final class HostTensorView {
     /**
      * The imaginary part of one lane of a complex element.
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @return the imaginary part
      * @throws UnsupportedOperationException if the type is not complex
      */
@@ -255,7 +238,7 @@ public final class HostTensorView {
      * @return the value, rounded to float
      */
     public float getFloat(long position) {
-        if (dtype.equals(DLDataType.FLOAT32)) {
+        if (layout.dtype().equals(DLDataType.FLOAT32)) {
             return segment.get(JAVA_FLOAT_UNALIGNED, origin + elementOffset(position) * 4);
         }
         return (float) getDouble(position, 0);
@@ -275,7 +258,7 @@ public final class HostTensorView {
      * unsigned types zero-extended (a uint64 comes back as its bit pattern; read it with
      * {@link Long#toUnsignedString(long)}).
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @return the value
      * @throws UnsupportedOperationException for floating-point and complex types, and handles wider than 64 bits
      */
@@ -305,7 +288,7 @@ public final class HostTensorView {
      * Writes one lane of an element (the real part for complex types), converting as a C cast
      * would for integers (truncation towards zero) and rounding to nearest for narrower floats.
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @param value    the value
      * @throws UnsupportedOperationException if the tensor is read-only, or for opaque handles
      */
@@ -316,7 +299,7 @@ public final class HostTensorView {
     /**
      * Writes the imaginary part of one lane of a complex element.
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @param value    the imaginary part
      * @throws UnsupportedOperationException if read-only or not complex
      */
@@ -346,7 +329,7 @@ public final class HostTensorView {
      * Writes one lane of an integer, bool or handle element, keeping the low {@code bits} bits
      * (bool stores 1 for any non-zero value).
      * @param position the row-major position
-     * @param lane     0 to {@code dtype().lanes() - 1}
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
      * @param value    the value
      * @throws UnsupportedOperationException if read-only, for floating-point and complex types, and
      *                                       for handles wider than 64 bits
@@ -372,7 +355,7 @@ public final class HostTensorView {
     /**
      * Copies every element into an array; for 32-bit types ({@code float32}, {@code int32},
      * {@code uint32}) the bits are copied unchanged.
-     * @param destination an array of exactly {@link #elementCount()} values; 32-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 32-bit elements
      */
     public void copyTo(float[] destination) {
         StridedCopy.array(this, destination, JAVA_FLOAT_UNALIGNED, 32, false);
@@ -380,7 +363,7 @@ public final class HostTensorView {
 
     /**
      * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@link #elementCount()} values; 64-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 64-bit elements
      */
     public void copyTo(double[] destination) {
         StridedCopy.array(this, destination, JAVA_DOUBLE_UNALIGNED, 64, false);
@@ -388,7 +371,7 @@ public final class HostTensorView {
 
     /**
      * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@link #elementCount()} values; 32-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 32-bit elements
      */
     public void copyTo(int[] destination) {
         StridedCopy.array(this, destination, JAVA_INT_UNALIGNED, 32, false);
@@ -396,7 +379,7 @@ public final class HostTensorView {
 
     /**
      * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@link #elementCount()} values; 64-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 64-bit elements
      */
     public void copyTo(long[] destination) {
         StridedCopy.array(this, destination, JAVA_LONG_UNALIGNED, 64, false);
@@ -404,7 +387,7 @@ public final class HostTensorView {
 
     /**
      * Copies every element into an array (raw bits of float16 and bfloat16); see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@link #elementCount()} values; 16-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 16-bit elements
      */
     public void copyTo(short[] destination) {
         StridedCopy.array(this, destination, JAVA_SHORT_UNALIGNED, 16, false);
@@ -412,7 +395,7 @@ public final class HostTensorView {
 
     /**
      * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@link #elementCount()} values; 8-bit elements
+     * @param destination an array of exactly {@code layout().elementCount()} values; 8-bit elements
      */
     public void copyTo(byte[] destination) {
         StridedCopy.array(this, destination, JAVA_BYTE, 8, false);
@@ -420,7 +403,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element, in row-major order, from an array.
-     * @param source exactly {@link #elementCount()} values; 32-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 32-bit elements
      * @throws UnsupportedOperationException if the tensor is read-only
      */
     public void copyFrom(float[] source) {
@@ -429,7 +412,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@link #elementCount()} values; 64-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 64-bit elements
      */
     public void copyFrom(double[] source) {
         StridedCopy.array(this, source, JAVA_DOUBLE_UNALIGNED, 64, true);
@@ -437,7 +420,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@link #elementCount()} values; 32-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 32-bit elements
      */
     public void copyFrom(int[] source) {
         StridedCopy.array(this, source, JAVA_INT_UNALIGNED, 32, true);
@@ -445,7 +428,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@link #elementCount()} values; 64-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 64-bit elements
      */
     public void copyFrom(long[] source) {
         StridedCopy.array(this, source, JAVA_LONG_UNALIGNED, 64, true);
@@ -453,7 +436,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@link #elementCount()} values; 16-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 16-bit elements
      */
     public void copyFrom(short[] source) {
         StridedCopy.array(this, source, JAVA_SHORT_UNALIGNED, 16, true);
@@ -461,7 +444,7 @@ public final class HostTensorView {
 
     /**
      * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@link #elementCount()} values; 8-bit elements
+     * @param source exactly {@code layout().elementCount()} values; 8-bit elements
      */
     public void copyFrom(byte[] source) {
         StridedCopy.array(this, source, JAVA_BYTE, 8, true);
@@ -474,11 +457,9 @@ public final class HostTensorView {
      * @return a compact, writable tensor with the same dtype and shape
      */
     public HostTensorView toContiguous(Arena arena) {
-        long[] compactStrides = TensorGeometry.compactStrides(shape);
-        long bytes = TensorGeometry.extent(shape, compactStrides, dtype, padded).byteSize();
-        MemorySegment target = arena.allocate(bytes, 256);
-        HostTensorView copy = new HostTensorView(target, 0, dtype, shape.clone(), compactStrides,
-                padded ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
+        TensorLayout compactLayout = TensorLayout.of(layout.dtype(), shape, null, 0,
+                layout.isSubbytePadded() ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
+        HostTensorView copy = new HostTensorView(arena.allocate(compactLayout.extent().byteSize(), 256), compactLayout);
         copyTo(copy);
         return copy;
     }
@@ -491,7 +472,7 @@ public final class HostTensorView {
      * @throws UnsupportedOperationException if the target is read-only
      */
     public void copyTo(HostTensorView target) {
-        if (!Arrays.equals(shape, target.shape) || !dtype.equals(target.dtype)) {
+        if (!Arrays.equals(shape, target.shape) || !layout.dtype().equals(target.layout.dtype())) {
             throw new IllegalArgumentException("cannot copy " + this + " into " + target + ": dtypes or shapes differ");
         }
         StridedCopy.checkWritable(target);
@@ -500,7 +481,6 @@ public final class HostTensorView {
 
     @Override
     public String toString() {
-        return "HostTensorView[" + dtype + ", shape=" + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides)
-                + (readOnly ? ", read-only" : "") + "]";
+        return "HostTensorView[" + layout + "]";
     }
 }

@@ -3,14 +3,14 @@ package org.jdlpack.cpu;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 
 /**
@@ -52,29 +52,19 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @throws IllegalArgumentException if a dimension is negative or the size overflows
      */
     public static OwnedHostTensor allocate(DLDataType dtype, long... shape) {
-        return allocate(dtype, 0, shape);
+        return allocate(TensorLayout.of(dtype, shape));
     }
 
-    private static OwnedHostTensor allocate(DLDataType dtype, long flags, long... shape) {
-        long[] copy = shape.clone();
-        long bytes;
-        try {
-            long[] strides = TensorGeometry.compactStrides(copy);
-            TensorGeometry.checkShape(copy, strides);
-            bytes = TensorGeometry.extent(copy, strides, dtype, DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(flags)).byteSize();
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
+    private static OwnedHostTensor allocate(TensorLayout layout) {
         Arena arena = Arena.ofShared();
         MemorySegment data;
         try {
-            data = arena.allocate(bytes, ALIGNMENT);
+            data = arena.allocate(layout.extent().byteSize(), ALIGNMENT);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;
         }
-        TensorSpec spec = TensorSpec.builder(data, dtype, copy).flags(flags).build();
-        return new OwnedHostTensor(spec, ExportOwner.of(arena, arena::close));
+        return new OwnedHostTensor(TensorSpec.builder(data, layout).build(), ExportOwner.of(arena, arena::close));
     }
 
     /**
@@ -114,9 +104,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the tensor
      */
     public static OwnedHostTensor copyOf(float[] values, long... shape) {
-        OwnedHostTensor tensor = allocate(DLDataType.FLOAT32, shape);
-        tensor.host.copyFrom(values);
-        return tensor;
+        return filled(DLDataType.FLOAT32, shape, host -> host.copyFrom(values));
     }
 
     /**
@@ -127,9 +115,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the tensor
      */
     public static OwnedHostTensor copyOf(double[] values, long... shape) {
-        OwnedHostTensor tensor = allocate(DLDataType.FLOAT64, shape);
-        tensor.host.copyFrom(values);
-        return tensor;
+        return filled(DLDataType.FLOAT64, shape, host -> host.copyFrom(values));
     }
 
     /**
@@ -140,9 +126,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the tensor
      */
     public static OwnedHostTensor copyOf(int[] values, long... shape) {
-        OwnedHostTensor tensor = allocate(DLDataType.INT32, shape);
-        tensor.host.copyFrom(values);
-        return tensor;
+        return filled(DLDataType.INT32, shape, host -> host.copyFrom(values));
     }
 
     /**
@@ -153,9 +137,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the tensor
      */
     public static OwnedHostTensor copyOf(long[] values, long... shape) {
-        OwnedHostTensor tensor = allocate(DLDataType.INT64, shape);
-        tensor.host.copyFrom(values);
-        return tensor;
+        return filled(DLDataType.INT64, shape, host -> host.copyFrom(values));
     }
 
     /**
@@ -165,8 +147,18 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the copy
      */
     public static OwnedHostTensor copyOf(HostTensorView source) {
-        OwnedHostTensor tensor = allocate(source.dtype(), source.shape());
-        source.copyTo(tensor.host);
+        return filled(source.layout().dtype(), source.layout().shape(), source::copyTo);
+    }
+
+    /** A fresh compact tensor whose elements {@code fill} writes; closed if {@code fill} throws. */
+    private static OwnedHostTensor filled(DLDataType dtype, long[] shape, Consumer<HostTensorView> fill) {
+        OwnedHostTensor tensor = allocate(dtype, shape);
+        try {
+            fill.accept(tensor.host);
+        } catch (RuntimeException | Error e) {
+            tensor.close();
+            throw e;
+        }
         return tensor;
     }
 
@@ -195,47 +187,38 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the handle; consume it to hand the pointer on
      * @throws IllegalStateException if the memory was already released
      */
-    public ManagedTensorHandle exportVersioned() {
+    public ManagedTensorHandle export() {
         return owner.export(spec);
     }
 
     /**
-     * Exports the tensor, without copying, as a fresh legacy {@code DLManagedTensor}.
+     * Exports the tensor without copying, as {@code options} say.
      *
-     * @return the handle
-     * @throws IllegalArgumentException if the tensor is read-only: the legacy struct cannot say
-     *                                  so; use {@link #exportLegacyCopy()}
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
+     * @return the handle; consume it to hand the pointer on
+     * @throws IllegalArgumentException if the tensor is read-only and a legacy struct is asked
+     *                                  for: that struct cannot say so; use {@link #exportCopy}
      * @throws IllegalStateException    if the memory was already released
      */
-    public ManagedTensorHandle exportLegacy() {
-        return owner.export(spec, ExportOptions.LEGACY);
+    public ManagedTensorHandle export(ExportOptions options) {
+        return owner.export(spec, options);
     }
 
     /**
-     * Exports a compact, writable copy as a {@code DLManagedTensorVersioned} with
-     * {@link DLTensorFlag#IS_COPIED} set: the consumer is its only user.
-     *
-     * @return the handle
-     */
-    public ManagedTensorHandle exportVersionedCopy() {
-        return exportCopy(ManagedTensorKind.VERSIONED);
-    }
-
-    /**
-     * Exports a compact, writable copy as a legacy {@code DLManagedTensor}, which is how read-only
+     * Exports a compact, writable copy with {@link DLTensorFlag#IS_COPIED} set (versioned structs
+     * only: the legacy one has no flags), so the consumer is its only user. This is how read-only
      * memory reaches a consumer that only speaks the legacy struct.
      *
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return the handle
      */
-    public ManagedTensorHandle exportLegacyCopy() {
-        return exportCopy(ManagedTensorKind.LEGACY);
-    }
-
-    private ManagedTensorHandle exportCopy(ManagedTensorKind kind) {
-        OwnedHostTensor copy = allocate(spec.dtype(), DLTensorFlag.IS_COPIED.mask(), spec.shape());
+    public ManagedTensorHandle exportCopy(ExportOptions options) {
+        TensorLayout layout = spec.layout();
+        OwnedHostTensor copy = allocate(TensorLayout.of(layout.dtype(), layout.shape(), null, 0,
+                DLTensorFlag.IS_COPIED.mask() | (layout.flags() & DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask())));
         try {
             host.copyTo(copy.host);
-            return copy.owner.export(copy.spec, ExportOptions.of(kind));
+            return copy.owner.export(copy.spec, options);
         } finally {
             copy.close(); // the export now holds the only reference
         }

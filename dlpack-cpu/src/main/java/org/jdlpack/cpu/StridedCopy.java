@@ -24,7 +24,7 @@ final class StridedCopy {
 
     /** Refuses writes to a read-only tensor. */
     static void checkWritable(HostTensorView tensor) {
-        if (tensor.isReadOnly()) {
+        if (tensor.layout().isReadOnly()) {
             throw new UnsupportedOperationException("the tensor is read-only (DLPack READ_ONLY flag or a read-only segment)");
         }
     }
@@ -38,27 +38,27 @@ final class StridedCopy {
      * @throws UnsupportedOperationException if {@code intoTensor} and the tensor is read-only
      */
     static void array(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
-        DLDataType dtype = tensor.dtype();
+        DLDataType dtype = tensor.layout().dtype();
         if (dtype.bitsPerElement() != javaBits || dtype.isSubByte()) {
             throw new IllegalArgumentException("cannot copy " + dtype + " elements as " + layout.carrier().getSimpleName()
                     + " values; the widths differ");
         }
         int length = Array.getLength(array);
-        if (length != tensor.elementCount()) {
-            throw new IllegalArgumentException("the array has " + length + " values; the tensor has " + tensor.elementCount()
+        if (length != tensor.layout().elementCount()) {
+            throw new IllegalArgumentException("the array has " + length + " values; the tensor has " + tensor.layout().elementCount()
                     + " elements");
         }
         if (intoTensor) {
             checkWritable(tensor);
         }
         MemorySegment segment = tensor.segment();
-        long origin = tensor.originByte();
+        long origin = tensor.layout().byteOffset();
         long size = layout.byteSize();
-        if (tensor.isCompactRowMajor()) {
-            copy(segment, origin, array, 0, layout, (int) tensor.elementCount(), intoTensor);
+        if (tensor.layout().isCompactRowMajor()) {
+            copy(segment, origin, array, 0, layout, (int) tensor.layout().elementCount(), intoTensor);
             return;
         }
-        RowCursor rows = new RowCursor(tensor.shape(), tensor.strides());
+        RowCursor rows = new RowCursor(tensor.layout().shape(), tensor.layout().strides());
         int arrayIndex = 0;
         for (long r = 0; r < rows.count(); r++, rows.advance(), arrayIndex += (int) rows.length()) {
             long at = origin + rows.offset() * size;
@@ -86,21 +86,22 @@ final class StridedCopy {
      * dtype and shape agree and that the target is writable.
      */
     static void elements(HostTensorView source, HostTensorView target) {
-        if (source.elementCount() == 0) {
+        if (source.layout().elementCount() == 0) {
             return;
         }
         long bytes = source.codec().elementBytes();
         MemorySegment from = source.segment();
         MemorySegment to = target.segment();
-        long fromOrigin = source.originByte();
-        long toOrigin = target.originByte();
-        if (bytes > 0 && bytes == target.codec().elementBytes() && source.isCompactRowMajor() && target.isCompactRowMajor()) {
-            MemorySegment.copy(from, fromOrigin, to, toOrigin, source.elementCount() * bytes);
+        long fromOrigin = source.layout().byteOffset();
+        long toOrigin = target.layout().byteOffset();
+        if (bytes > 0 && bytes == target.codec().elementBytes()
+                && source.layout().isCompactRowMajor() && target.layout().isCompactRowMajor()) {
+            MemorySegment.copy(from, fromOrigin, to, toOrigin, source.layout().elementCount() * bytes);
             return;
         }
-        long[] shape = source.shape();
-        RowCursor read = new RowCursor(shape, source.strides());
-        RowCursor write = new RowCursor(shape, target.strides());
+        long[] shape = source.layout().shape();
+        RowCursor read = new RowCursor(shape, source.layout().strides());
+        RowCursor write = new RowCursor(shape, target.layout().strides());
         for (long r = 0; r < read.count(); r++, read.advance(), write.advance()) {
             if (bytes > 0 && bytes == target.codec().elementBytes()) {
                 if (read.contiguous() && write.contiguous()) {
@@ -123,11 +124,11 @@ final class StridedCopy {
     /** Copies one packed (or padded-to-packed) sub-byte element slot by slot. */
     private static void copySlots(HostTensorView source, long fromElement, HostTensorView target, long toElement) {
         ElementCodec codec = source.codec();
-        int lanes = source.dtype().lanes();
+        int lanes = source.layout().dtype().lanes();
         for (int lane = 0; lane < lanes; lane++) {
             for (int part = 0; part < codec.partsPerLane(); part++) {
-                long bits = codec.read(source.segment(), source.originByte(), fromElement, lane, part);
-                target.codec().write(target.segment(), target.originByte(), toElement, lane, part, bits);
+                long bits = codec.read(source.segment(), source.layout().byteOffset(), fromElement, lane, part);
+                target.codec().write(target.segment(), target.layout().byteOffset(), toElement, lane, part, bits);
             }
         }
     }

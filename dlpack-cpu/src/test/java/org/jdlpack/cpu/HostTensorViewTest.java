@@ -109,7 +109,7 @@ class HostTensorViewTest {
 
             try (Arena arena = Arena.ofConfined()) {
                 HostTensorView compact = host.toContiguous(arena);
-                assertThat(compact.isCompactRowMajor()).isTrue();
+                assertThat(compact.layout().isCompactRowMajor()).isTrue();
                 float[] again = new float[12];
                 compact.copyTo(again);
                 assertThat(again).containsExactly(bulk);
@@ -162,7 +162,7 @@ class HostTensorViewTest {
             }
             // The transpose of a 2x3 block: shape 3x2, strides (1, 3).
             HostTensorView transposed = HostTensorView.of(TensorSpec.builder(memory, handle128, 3, 2).strides(1, 3).build());
-            assertThat(transposed.isCompactRowMajor()).isFalse();
+            assertThat(transposed.layout().isCompactRowMajor()).isFalse();
             HostTensorView compact = transposed.toContiguous(arena);
             // Row-major element (r, c) of the transpose is memory element r + 3c.
             long[] expectedElement = {0, 3, 1, 4, 2, 5};
@@ -206,7 +206,7 @@ class HostTensorViewTest {
                     if (layout[1].length == 0 || layout[1][0] != 0) { // a broadcast view cannot be written element by element
                         compact.copyTo(back);
                     }
-                    for (long i = 0; i < source.elementCount(); i++) {
+                    for (long i = 0; i < source.layout().elementCount(); i++) {
                         for (int lane = 0; lane < dtype.lanes(); lane++) {
                             assertThat(compact.getLong(i, lane)).as("%s %s element %d", dtype, java.util.Arrays.deepToString(layout), i)
                                     .isEqualTo(source.getLong(i, lane));

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
@@ -26,7 +27,7 @@ class OwnedHostTensorTest {
         assertThat(data.address() % 256).isZero();
         assertThat(tensor.host().getFloat(14)).isZero();
 
-        MemorySegment exported = tensor.exportVersioned().consume();
+        MemorySegment exported = tensor.export().consume();
         tensor.close(); // early: C still holds an export
         assertThat(data.scope().isAlive()).isTrue();
         PEER.fillF32(exported, false, 1, 1);
@@ -43,7 +44,7 @@ class OwnedHostTensorTest {
             MemorySegment mine = arena.allocate(16);
             OwnedHostTensor tensor = OwnedHostTensor.wrap(mine, DLDataType.INT32, new long[] {4}, () -> released[0]++);
             tensor.host().setLong(3, 77);
-            try (ImportedTensor back = tensor.exportLegacy().importTensor()) {
+            try (ImportedTensor back = tensor.export(ExportOptions.LEGACY).importTensor()) {
                 assertThat(back.hostSegment().address()).isEqualTo(mine.address());
                 assertThat(HostTensorView.of(back).getLong(3)).isEqualTo(77);
             }
@@ -55,8 +56,8 @@ class OwnedHostTensorTest {
     @Test
     void copiesAreFlaggedCopiedAndIndependent() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new long[] {5, 6, 7}, 3)) {
-            try (ImportedTensor copy = tensor.exportVersionedCopy().importTensor()) {
-                assertThat(DLTensorFlag.IS_COPIED.isSet(copy.flags())).isTrue();
+            try (ImportedTensor copy = tensor.exportCopy(ExportOptions.VERSIONED).importTensor()) {
+                assertThat(DLTensorFlag.IS_COPIED.isSet(copy.layout().flags())).isTrue();
                 assertThat(copy.hostSegment().address()).isNotEqualTo(tensor.spec().data().address());
                 HostTensorView.of(copy).setLong(0, 50);
                 assertThat(tensor.host().getLong(0)).isEqualTo(5);
@@ -69,13 +70,13 @@ class OwnedHostTensorTest {
     void readOnlyMemoryIsExportedReadOnlyOrAsALegacyCopy() {
         try (OwnedHostTensor source = OwnedHostTensor.copyOf(new double[] {1, 2}, 2)) {
             OwnedHostTensor readOnly = OwnedHostTensor.wrap(source.spec().data().asReadOnly(), DLDataType.FLOAT64, new long[] {2}, () -> { });
-            assertThat(readOnly.host().isReadOnly()).isTrue();
-            assertThatThrownBy(readOnly::exportLegacy).isInstanceOf(IllegalArgumentException.class)
+            assertThat(readOnly.host().layout().isReadOnly()).isTrue();
+            assertThatThrownBy(() -> readOnly.export(ExportOptions.LEGACY)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("legacy DLManagedTensor");
-            try (ImportedTensor versioned = readOnly.exportVersioned().importTensor()) {
+            try (ImportedTensor versioned = readOnly.export().importTensor()) {
                 assertThat(versioned.isReadOnly()).isTrue();
             }
-            try (ImportedTensor legacyCopy = readOnly.exportLegacyCopy().importTensor()) {
+            try (ImportedTensor legacyCopy = readOnly.exportCopy(ExportOptions.LEGACY).importTensor()) {
                 assertThat(legacyCopy.isReadOnly()).isFalse();
                 assertThat(HostTensorView.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
             }

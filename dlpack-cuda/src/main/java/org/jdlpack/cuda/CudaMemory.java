@@ -5,13 +5,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.function.LongConsumer;
 
-import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.internal.Downcalls;
 
@@ -226,24 +225,29 @@ public final class CudaMemory implements AutoCloseable {
     }
 
     /**
-     * Exports part of the memory as a DLPack tensor on this memory's device.
+     * Exports elements of this memory as a {@code DLManagedTensorVersioned} on its device.
      *
-     * @param structKind which struct to build
-     * @param dtype      the element type
-     * @param shape      the extents
-     * @param strides    strides in elements, or null for compact row-major
-     * @param byteOffset where element 0 is, in bytes from {@link #address()}
+     * @param layout where the elements lie, {@code byte_offset} counted from {@link #address()}
      * @return the handle
      * @throws IllegalArgumentException if the elements would leave the memory
      * @throws IllegalStateException    if this object is closed
      */
-    public ManagedTensorHandle export(ManagedTensorKind structKind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
+    public ManagedTensorHandle export(TensorLayout layout) {
+        return export(layout, ExportOptions.VERSIONED);
+    }
+
+    /**
+     * Exports elements of this memory as a DLPack tensor on its device, as {@code options} say.
+     *
+     * @param layout  where the elements lie, {@code byte_offset} counted from {@link #address()}
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
+     * @return the handle
+     * @throws IllegalArgumentException if the elements would leave the memory
+     * @throws IllegalStateException    if this object is closed
+     */
+    public ManagedTensorHandle export(TensorLayout layout, ExportOptions options) {
         MemorySegment data = kind == Kind.DEVICE ? live() : hostSegment();
-        TensorSpec.Builder builder = TensorSpec.builder(data, dtype, shape).byteOffset(byteOffset).device(dlDevice()).capacity(byteSize);
-        if (strides != null) {
-            builder.strides(strides);
-        }
-        return owner.export(builder.build(), ExportOptions.of(structKind));
+        return owner.export(TensorSpec.builder(data, layout).device(dlDevice()).capacity(byteSize).build(), options);
     }
 
     /**

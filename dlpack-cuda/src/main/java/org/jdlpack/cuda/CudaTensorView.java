@@ -4,13 +4,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 
-import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
-import org.jdlpack.abi.TensorExtent;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.abi.internal.Downcalls;
 import org.jdlpack.cpu.HostTensorView;
@@ -44,21 +42,14 @@ public final class CudaTensorView {
     private final MemorySegment data;
     private final int driverDevice;
     private final int memoryType;
-    private final DLDataType dtype;
-    private final long[] shape;
-    private final long[] strides;
-    private final long byteOffset;
-    private final TensorExtent extent;
+    /** Where the elements lie relative to {@link #data}. */
+    private final TensorLayout layout;
 
     private CudaTensorView(MemorySegment data, int driverDevice, int memoryType, ImportedTensor tensor) {
         this.data = data;
         this.driverDevice = driverDevice;
         this.memoryType = memoryType;
-        this.dtype = tensor.dtype();
-        this.shape = tensor.shape();
-        this.strides = tensor.strides();
-        this.byteOffset = tensor.byteOffset();
-        this.extent = tensor.extent();
+        this.layout = tensor.layout();
     }
 
     /**
@@ -77,7 +68,7 @@ public final class CudaTensorView {
             throw new UnsupportedDeviceException(tensor.device(), "not a CUDA tensor: " + tensor.device());
         }
         MemorySegment data = Downcalls.requireAlive(Downcalls.bound(tensor.dataAddress(), tensor.scope()), "ImportedTensor");
-        if (tensor.elementCount() == 0) {
+        if (tensor.layout().elementCount() == 0) {
             return new CudaTensorView(data, tensor.device().deviceId(), Cudart.MEMORY_TYPE_UNREGISTERED, tensor);
         }
         try (Arena arena = Arena.ofConfined()) {
@@ -135,7 +126,7 @@ public final class CudaTensorView {
      */
     public void readTo(HostTensorView destination, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);
-        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.read(device, layout(), destination));
+        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.read(device, layout, destination));
     }
 
     /**
@@ -157,11 +148,12 @@ public final class CudaTensorView {
      */
     public void writeFrom(HostTensorView source, CudaStream stream) {
         StridedTransfer.Device device = transfers(stream);
-        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.write(device, layout(), source));
+        CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.write(device, layout, source));
     }
 
-    private StridedTransfer.Layout layout() {
-        return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
+    /** {@return the element type, shape, strides and {@code byte_offset} of the imported tensor} */
+    public TensorLayout layout() {
+        return layout;
     }
 
     /**
@@ -203,8 +195,7 @@ public final class CudaTensorView {
 
     @Override
     public String toString() {
-        return "CudaTensorView[0x" + Long.toHexString(data.address()) + " on driver device " + driverDevice + ", " + dtype + ", shape="
-                + Arrays.toString(shape) + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
+        return "CudaTensorView[0x" + Long.toHexString(data.address()) + " on driver device " + driverDevice + ", " + layout + "]";
     }
 
 }

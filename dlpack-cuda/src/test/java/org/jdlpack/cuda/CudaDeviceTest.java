@@ -9,9 +9,11 @@ import java.util.stream.Stream;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Assumptions;
@@ -69,7 +71,8 @@ class CudaDeviceTest {
                 }
             }
             for (ManagedTensorKind kind : ManagedTensorKind.values()) {
-                try (ImportedTensor imported = memory.export(kind, dtype, shape, new long[] {16, 2}, 9 * elementBytes).importTensor()) {
+                try (ImportedTensor imported = memory.export(TensorLayout.of(dtype, shape, new long[] {16, 2}, 9 * elementBytes, 0),
+                        ExportOptions.of(kind)).importTensor()) {
                     CudaTensorView tensor = CudaTensorView.of(imported);
                     assertThat(tensor.driverDevice()).isZero();
                     tensor.writeFrom(source);
@@ -91,8 +94,8 @@ class CudaDeviceTest {
                 values[i] = i;
             }
             memory.copyFromHost(0, arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, values));
-            try (ImportedTensor rows = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {100, 30},
-                    new long[] {256, 1}, 4 * 3).importTensor()) {
+            try (ImportedTensor rows = memory.export(TensorLayout.of(DLDataType.FLOAT32, new long[] {100, 30},
+                    new long[] {256, 1}, 4 * 3, 0)).importTensor()) {
                 HostTensorView host = HostTensorView.of(arena.allocate(100 * 30 * 4, 256), DLDataType.FLOAT32, 100, 30);
                 CudaTensorView.of(rows).readTo(host);
                 assertThat(host.getFloat(host.index(99, 29))).isEqualTo(99 * 256 + 3 + 29);
@@ -106,7 +109,7 @@ class CudaDeviceTest {
             try (CudaMemory memory = CudaMemory.allocate(kind, 0, 4096)) {
                 MemorySegment host = memory.hostSegment();
                 host.set(java.lang.foreign.ValueLayout.JAVA_FLOAT, 8, 42f);
-                try (ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0)
+                try (ImportedTensor imported = memory.export(TensorLayout.of(DLDataType.FLOAT32, 16))
                         .importTensor()) {
                     assertThat(imported.device().isHostAccessible()).isTrue();
                     assertThat(HostTensorView.of(imported).getFloat(2)).isEqualTo(42f);
@@ -118,7 +121,7 @@ class CudaDeviceTest {
     @Test
     void theDeleterFreesDeviceMemoryFromAnyThreadExactlyOnce() throws Exception {
         CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 4096);
-        MemorySegment pointer = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0).consume();
+        MemorySegment pointer = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024)).consume();
         memory.close();
         assertThat(memory.references()).isEqualTo(1);
         org.jdlpack.testsupport.CPeer.get().deleteOnNewThread(pointer, false);
@@ -139,7 +142,7 @@ class CudaDeviceTest {
     void closedMemoryStreamsAndViewsRefuseEveryCall() {
         try (Arena arena = Arena.ofConfined()) {
             CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 4096);
-            ImportedTensor imported = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0).importTensor();
+            ImportedTensor imported = memory.export(TensorLayout.of(DLDataType.FLOAT32, 16)).importTensor();
             CudaTensorView view = CudaTensorView.of(imported);
             HostTensorView host = HostTensorView.of(arena.allocate(64, 256), DLDataType.FLOAT32, 16);
             view.readTo(host);
@@ -167,7 +170,7 @@ class CudaDeviceTest {
                     + "restoring across devices is checked with a recording binding in CudaLifetimeTest");
         }
         CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, memoryDevice, 4096);
-        ManagedTensorHandle export = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0);
+        ManagedTensorHandle export = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024));
         memory.close();
         int[] after = new int[1];
         Thread consumer = Thread.ofPlatform().start(() -> {

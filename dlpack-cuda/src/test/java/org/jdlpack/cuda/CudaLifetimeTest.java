@@ -16,10 +16,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
@@ -50,7 +52,7 @@ class CudaLifetimeTest {
                     .hasMessage("CudaMemory is closed");
             assertThatThrownBy(() -> pinned.copyFromHost(0, host)).isInstanceOf(IllegalStateException.class);
         }
-        assertThatThrownBy(() -> pinned.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {4}, null, 0))
+        assertThatThrownBy(() -> pinned.export(TensorLayout.of(DLDataType.FLOAT32, 4)))
                 .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(pinned::close).isInstanceOf(IllegalStateException.class).hasMessage("CudaMemory already closed");
         assertThat(released).as("released once").hasValue(1);
@@ -65,7 +67,7 @@ class CudaLifetimeTest {
             CudaMemory pinned = CudaMemory.wrap(CudaMemory.Kind.PINNED, 0, bytes.address(), 64, released::incrementAndGet);
             MemorySegment host = pinned.hostSegment();
             host.set(JAVA_FLOAT, 4, 5f);
-            try (ManagedTensorHandle export = pinned.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {16}, null, 0)) {
+            try (ManagedTensorHandle export = pinned.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
                 pinned.close();
                 assertThatThrownBy(() -> host.get(JAVA_FLOAT, 4)).isInstanceOf(IllegalStateException.class);
                 try (ImportedTensor imported = export.importTensor()) {
@@ -118,7 +120,7 @@ class CudaLifetimeTest {
         RecordingDevices devices = new RecordingDevices();
         CudaMemory memory = CudaMemory.allocated(CudaMemory.Kind.DEVICE, 3, 0x7f00_0000_0000L, 4096, new CurrentDevice(devices),
                 pointer -> devices.calls.add("free 0x" + Long.toHexString(pointer) + " on " + devices.current.get()));
-        MemorySegment pointer = memory.export(kind, DLDataType.FLOAT32, new long[] {1024}, null, 0).consume();
+        MemorySegment pointer = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024), ExportOptions.of(kind)).consume();
         memory.close();
         assertThat(devices.calls).as("the export keeps the memory").isEmpty();
         CPeer.get().deleteOnNewThread(pointer, kind == ManagedTensorKind.LEGACY);

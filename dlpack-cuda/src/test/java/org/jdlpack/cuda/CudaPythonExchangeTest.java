@@ -6,9 +6,11 @@ import java.lang.foreign.Arena;
 import java.util.stream.Stream;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.ExportRequest;
@@ -89,7 +91,7 @@ class CudaPythonExchangeTest {
                 public ManagedTensorHandle export(ExportRequest request) {
                     // The array-API stream handshake: the consumer's stream waits for work queued on ours.
                     StreamContract.prepareForConsumer(CudaStream.legacyDefault(), request.stream());
-                    return memory.export(request.kind(), DLDataType.FLOAT32, new long[] {16, 16}, null, 0);
+                    return memory.export(TensorLayout.of(DLDataType.FLOAT32, 16, 16), ExportOptions.of(request.kind()));
                 }
             };
             String from = framework.equals("cupy") ? "cupy.from_dlpack" : "torch.from_dlpack";

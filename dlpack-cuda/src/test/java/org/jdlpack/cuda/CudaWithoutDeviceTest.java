@@ -9,9 +9,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.testsupport.CPeer;
@@ -69,7 +71,8 @@ class CudaWithoutDeviceTest {
         AtomicInteger released = new AtomicInteger();
         // A device pointer we never dereference: export writes metadata only.
         CudaMemory memory = CudaMemory.wrap(CudaMemory.Kind.DEVICE, 3, 0x7f00_0000_0000L, 4096, released::incrementAndGet);
-        MemorySegment pointer = memory.export(kind, DLDataType.FLOAT16, new long[] {8, 16}, new long[] {32, 1}, 256).consume();
+        MemorySegment pointer = memory.export(TensorLayout.of(DLDataType.FLOAT16, new long[] {8, 16}, new long[] {32, 1}, 256, 0),
+                ExportOptions.of(kind)).consume();
         memory.close();
         CPeer peer = CPeer.get();
         boolean legacy = kind == ManagedTensorKind.LEGACY;
@@ -82,7 +85,7 @@ class CudaWithoutDeviceTest {
         peer.deleteOnNewThread(pointer, legacy);
         assertThat(released).hasValue(1);
         assertThatThrownBy(() -> CudaMemory.wrap(CudaMemory.Kind.DEVICE, 0, 0x1000, 64, () -> { })
-                .export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {17}, null, 0))
+                .export(TensorLayout.of(DLDataType.FLOAT32, 17)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reaches bytes [0, 68) of data, which has 64 bytes");
     }
 

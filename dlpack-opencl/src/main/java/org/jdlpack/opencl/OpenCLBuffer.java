@@ -6,12 +6,10 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.internal.Downcalls;
 
@@ -135,47 +133,42 @@ public final class OpenCLBuffer implements AutoCloseable {
     }
 
     /**
-     * Exports part of the buffer as a fresh {@code kDLOpenCL} tensor. The export retains the
-     * {@code cl_mem}; its deleter releases it, on whichever thread the consumer calls it.
+     * Exports elements of this buffer as a {@code DLManagedTensorVersioned}; see
+     * {@link #export(TensorLayout, ExportOptions)}.
      *
-     * @param kind       which struct to build
-     * @param dtype      the element type
-     * @param shape      the extents
-     * @param strides    the strides in elements, or null for compact row-major
-     * @param byteOffset where element 0 is, in bytes from the start of the buffer
+     * @param layout where the elements lie, {@code byte_offset} counted from the buffer's start
      * @return the handle
      * @throws IllegalArgumentException if the elements would leave the buffer
      * @throws IllegalStateException    if this buffer is closed
      */
-    public ManagedTensorHandle export(ManagedTensorKind kind, DLDataType dtype, long[] shape, long[] strides, long byteOffset) {
-        TensorSpec.Builder builder = TensorSpec.builder(MemorySegment.ofAddress(mem.address()), dtype, shape)
-                .byteOffset(byteOffset).device(context.device().dlDevice()).capacity(byteSize);
-        if (strides != null) {
-            builder.strides(strides);
-        }
-        TensorSpec spec = builder.build();
+    public ManagedTensorHandle export(TensorLayout layout) {
+        return export(layout, ExportOptions.VERSIONED);
+    }
+
+    /**
+     * Exports elements of this buffer as a DLPack tensor, as {@code options} say. {@code data} is
+     * the {@code cl_mem} handle and {@code byte_offset} is written as given: on OpenCL it is an
+     * offset inside the buffer, not pointer arithmetic. The export holds an OpenCL reference to
+     * the buffer until its deleter runs, so it outlives {@link #close()}.
+     *
+     * @param layout  where the elements lie, {@code byte_offset} counted from the buffer's start
+     * @param options the struct kind and read-only
+     * @return the handle
+     * @throws IllegalArgumentException if the elements would leave the buffer
+     * @throws IllegalStateException    if this buffer is closed
+     */
+    public ManagedTensorHandle export(TensorLayout layout, ExportOptions options) {
+        TensorSpec spec = TensorSpec.builder(MemorySegment.ofAddress(mem.address()), layout)
+                .device(context.device().dlDevice()).capacity(byteSize).build();
         // The check and the retain are one step: the retain is a call with the bound handle, which
         // fails once the buffer is closed, and a close cannot complete while it runs.
         CL.retainMemObject(live());
         ExportOwner owner = ExportOwner.of(this, this::releaseExportReference);
         try {
-            return owner.export(spec, ExportOptions.of(kind));
+            return owner.export(spec, options);
         } finally {
             owner.close(); // the export holds the only reference to this owner
         }
-    }
-
-    /**
-     * Exports the whole buffer as a compact tensor; see {@link #export}.
-     *
-     * @param dtype the element type
-     * @param shape the extents
-     * @return a handle to a {@code DLManagedTensorVersioned}
-     * @throws IllegalStateException if this buffer is closed
-     */
-    public ManagedTensorHandle exportVersioned(DLDataType dtype, long... shape) {
-        TensorGeometry.checkShape(shape, TensorGeometry.compactStrides(shape));
-        return export(ManagedTensorKind.VERSIONED, dtype, shape, null, 0);
     }
 
     /** The deleter's release: the buffer may be closed by now, so the raw handle, not the bound one. */

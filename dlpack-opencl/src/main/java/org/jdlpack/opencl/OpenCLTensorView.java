@@ -13,7 +13,7 @@ import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
-import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.abi.internal.Downcalls;
 import org.jdlpack.cpu.HostTensorView;
@@ -45,23 +45,13 @@ public final class OpenCLTensorView {
 
     private final OpenCLContext context;
     private final MemorySegment mem;
-    private final DLDataType dtype;
-    private final long[] shape;
-    private final long[] strides;
-    private final long byteOffset;
-    private final TensorExtent extent;
-    private final long elementCount;
+    /** Where the elements lie in the buffer: {@code byte_offset} from its start. */
+    private final TensorLayout layout;
 
-    private OpenCLTensorView(OpenCLContext context, MemorySegment mem, DLDataType dtype, long[] shape, long[] strides,
-                         long byteOffset, TensorExtent extent) {
+    private OpenCLTensorView(OpenCLContext context, MemorySegment mem, TensorLayout layout) {
         this.context = context;
         this.mem = mem;
-        this.dtype = dtype;
-        this.shape = shape;
-        this.strides = strides;
-        this.byteOffset = byteOffset;
-        this.extent = extent;
-        this.elementCount = TensorGeometry.elementCount(shape);
+        this.layout = layout;
     }
 
     /**
@@ -84,18 +74,20 @@ public final class OpenCLTensorView {
                     + " but the context is on OpenCL device " + context.device().deviceId());
         }
         MemorySegment mem = Downcalls.requireAlive(Downcalls.bound(tensor.dataAddress(), tensor.scope()), "ImportedTensor");
-        TensorExtent extent = tensor.extent();
-        if (tensor.elementCount() > 0) {
+        TensorLayout layout = tensor.layout();
+        TensorExtent extent = layout.extent();
+        if (layout.elementCount() > 0) {
             checkBuffer(mem, context);
             long size = CL.getMemObjectInfo(mem, CL.MEM_SIZE, JAVA_LONG);
-            long first = tensor.byteOffset() + extent.startByte();
-            if (first < 0 || tensor.byteOffset() > size || extent.endByte() > size - tensor.byteOffset()) {
-                throw new InvalidTensorException("DLTensor.byte_offset " + tensor.byteOffset() + " with shape "
-                        + Arrays.toString(tensor.shape()) + " and strides " + Arrays.toString(tensor.strides()) + " reaches bytes ["
-                        + first + ", " + (tensor.byteOffset() + extent.endByte()) + ") of a " + size + "-byte cl_mem");
+            long byteOffset = layout.byteOffset();
+            long first = byteOffset + extent.startByte();
+            if (first < 0 || byteOffset > size || extent.endByte() > size - byteOffset) {
+                throw new InvalidTensorException("DLTensor.byte_offset " + byteOffset + " with shape "
+                        + Arrays.toString(layout.shape()) + " and strides " + Arrays.toString(layout.strides()) + " reaches bytes ["
+                        + first + ", " + (byteOffset + extent.endByte()) + ") of a " + size + "-byte cl_mem");
             }
         }
-        return new OpenCLTensorView(context, mem, tensor.dtype(), tensor.shape(), tensor.strides(), tensor.byteOffset(), extent);
+        return new OpenCLTensorView(context, mem, layout);
     }
 
     /** Rejects anything but a buffer created in {@code context}, without dereferencing blindly. */
@@ -139,40 +131,9 @@ public final class OpenCLTensorView {
         return mem;
     }
 
-    /**
-     * Where element 0 is inside the buffer.
-     *
-     * @return {@code byte_offset}
-     */
-    public long byteOffset() {
-        return byteOffset;
-    }
-
-    /**
-     * The element type.
-     *
-     * @return the dtype
-     */
-    public DLDataType dtype() {
-        return dtype;
-    }
-
-    /**
-     * The extents.
-     *
-     * @return a copy of the shape
-     */
-    public long[] shape() {
-        return shape.clone();
-    }
-
-    /**
-     * The strides in elements.
-     *
-     * @return a copy of the strides
-     */
-    public long[] strides() {
-        return strides.clone();
+    /** {@return the element type, shape, strides, and {@code byte_offset} inside the buffer} */
+    public TensorLayout layout() {
+        return layout;
     }
 
     /**
@@ -182,7 +143,7 @@ public final class OpenCLTensorView {
      * @throws IllegalStateException if the tensor or the context is closed
      */
     public void readTo(HostTensorView destination) {
-        StridedTransfer.read(transfers(), layout(), destination);
+        StridedTransfer.read(transfers(), layout, destination);
     }
 
     /**
@@ -192,13 +153,10 @@ public final class OpenCLTensorView {
      * @throws IllegalStateException if the tensor or the context is closed
      */
     public float[] readFloats() {
-        if (!dtype.equals(DLDataType.FLOAT32)) {
-            throw new IllegalArgumentException("readFloats needs float32, the tensor is " + dtype);
-        }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensorView host = HostTensorView.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            HostTensorView host = float32Host(arena, "readFloats");
             readTo(host);
-            float[] values = new float[(int) elementCount];
+            float[] values = new float[(int) layout.elementCount()];
             host.copyTo(values);
             return values;
         }
@@ -211,7 +169,7 @@ public final class OpenCLTensorView {
      * @throws IllegalStateException if the tensor or the context is closed
      */
     public void writeFrom(HostTensorView source) {
-        StridedTransfer.write(transfers(), layout(), source);
+        StridedTransfer.write(transfers(), layout, source);
     }
 
     /**
@@ -221,18 +179,19 @@ public final class OpenCLTensorView {
      * @throws IllegalStateException if the tensor or the context is closed
      */
     public void writeFloats(float[] values) {
-        if (!dtype.equals(DLDataType.FLOAT32)) {
-            throw new IllegalArgumentException("writeFloats needs float32, the tensor is " + dtype);
-        }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensorView host = HostTensorView.of(arena.allocate(elementCount * 4, 256), dtype, shape);
+            HostTensorView host = float32Host(arena, "writeFloats");
             host.copyFrom(values);
             writeFrom(host);
         }
     }
 
-    private StridedTransfer.Layout layout() {
-        return new StridedTransfer.Layout(dtype, shape, strides, byteOffset, extent);
+    /** Compact host memory for this float32 tensor's elements. */
+    private HostTensorView float32Host(Arena arena, String operation) {
+        if (!layout.dtype().equals(DLDataType.FLOAT32)) {
+            throw new IllegalArgumentException(operation + " needs float32, the tensor is " + layout.dtype());
+        }
+        return HostTensorView.of(arena.allocate(layout.elementCount() * 4, 256), DLDataType.FLOAT32, layout.shape());
     }
 
     /**
@@ -271,7 +230,6 @@ public final class OpenCLTensorView {
 
     @Override
     public String toString() {
-        return "OpenCLTensorView[cl_mem 0x" + Long.toHexString(mem.address()) + ", " + dtype + ", shape=" + Arrays.toString(shape)
-                + ", strides=" + Arrays.toString(strides) + ", byte_offset=" + byteOffset + "]";
+        return "OpenCLTensorView[cl_mem 0x" + Long.toHexString(mem.address()) + ", " + layout + "]";
     }
 }

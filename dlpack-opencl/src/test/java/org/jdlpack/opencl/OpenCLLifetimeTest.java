@@ -15,6 +15,7 @@ import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,7 +67,7 @@ class OpenCLLifetimeTest {
                     buffer.close();
                     buffer.readFloats(0, 4);
                 } else {
-                    ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor();
+                    ImportedTensor tensor = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 4)).importTensor();
                     OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
                     tensor.close();
                     buffer.close();
@@ -109,7 +110,7 @@ class OpenCLLifetimeTest {
     void everyOperationOfAClosedBufferThrowsAndASecondCloseReleasesNothing() {
         OpenCLBuffer buffer = context.allocate(64);
         MemorySegment raw = MemorySegment.ofAddress(buffer.handle().address());
-        try (ManagedTensorHandle export = buffer.exportVersioned(DLDataType.FLOAT32, 16)) {
+        try (ManagedTensorHandle export = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
             assertThat(buffer.referenceCount()).isEqualTo(2);
             buffer.close();
             assertThat(referenceCount(raw)).as("the export's reference").isEqualTo(1);
@@ -119,7 +120,7 @@ class OpenCLLifetimeTest {
             assertThatThrownBy(() -> buffer.readFloats(0, 4)).isInstanceOf(IllegalStateException.class);
             assertThatThrownBy(() -> buffer.write(0, new float[] {1})).isInstanceOf(IllegalStateException.class);
             assertThatThrownBy(buffer::referenceCount).isInstanceOf(IllegalStateException.class);
-            assertThatThrownBy(() -> buffer.exportVersioned(DLDataType.FLOAT32, 16)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> buffer.export(TensorLayout.of(DLDataType.FLOAT32, 16))).isInstanceOf(IllegalStateException.class)
                     .hasMessage("OpenCLBuffer is closed");
             assertThat(referenceCount(raw)).as("a refused export retained nothing").isEqualTo(1);
 
@@ -134,7 +135,7 @@ class OpenCLLifetimeTest {
     void aViewFailsOnceItsTensorIsClosedEvenWhileTheBufferLives() {
         try (OpenCLBuffer buffer = context.allocate(64)) {
             buffer.write(0, new float[] {7, 8});
-            ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 2).importTensor();
+            ImportedTensor tensor = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 2)).importTensor();
             OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
             assertThat(view.readFloats()).containsExactly(7, 8);
             MemorySegment handle = view.handle();
@@ -154,7 +155,7 @@ class OpenCLLifetimeTest {
         try (OpenCLBuffer buffer = context.allocate(64)) {
             OpenCLTensorView view;
             try (Arena arena = Arena.ofConfined()) {
-                ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor(ImportLifetime.in(arena));
+                ImportedTensor tensor = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 4)).importTensor(ImportLifetime.in(arena));
                 view = OpenCLTensorView.of(tensor, context);
                 assertThat(view.readFloats()).hasSize(4);
             }
@@ -190,7 +191,7 @@ class OpenCLLifetimeTest {
     void aClosedContextRefusesEverythingThatNeedsItsQueue() {
         OpenCLContext context = OpenCLContext.create(device);
         OpenCLBuffer buffer = context.allocate(16);
-        ImportedTensor tensor = buffer.exportVersioned(DLDataType.FLOAT32, 4).importTensor();
+        ImportedTensor tensor = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 4)).importTensor();
         OpenCLTensorView view = OpenCLTensorView.of(tensor, context);
         context.close();
         assertThatThrownBy(context::close).isInstanceOf(IllegalStateException.class).hasMessage("OpenCLContext already closed");
@@ -214,7 +215,7 @@ class OpenCLLifetimeTest {
             Thread exporter = Thread.ofPlatform().start(() -> {
                 while (true) {
                     try {
-                        exports.add(buffer.exportVersioned(DLDataType.FLOAT32, 16));
+                        exports.add(buffer.export(TensorLayout.of(DLDataType.FLOAT32, 16)));
                     } catch (IllegalStateException closed) {
                         return;
                     }

@@ -13,10 +13,12 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.CPeer;
@@ -73,10 +75,11 @@ class OpenCLTest {
         try (OpenCLBuffer buffer = context.allocate(values.length * 4L)) {
             buffer.write(0, values);
             // A 3x4 view starting at element 5, rows 10 elements apart, every other column.
-            try (ImportedTensor imported = buffer.export(kind, DLDataType.FLOAT32, new long[] {3, 4}, new long[] {10, 2}, 20)
+            try (ImportedTensor imported = buffer.export(TensorLayout.of(DLDataType.FLOAT32, new long[] {3, 4}, new long[] {10, 2}, 20, 0),
+                    ExportOptions.of(kind))
                     .importTensor()) {
                 assertThat(imported.dataAddress()).as("data is the cl_mem handle").isEqualTo(buffer.handle().address());
-                assertThat(imported.byteOffset()).isEqualTo(20);
+                assertThat(imported.layout().byteOffset()).isEqualTo(20);
                 OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
                 float[] expected = new float[12];
                 for (int r = 0; r < 3; r++) {
@@ -102,12 +105,12 @@ class OpenCLTest {
             float[] values = new float[64];
             IntStream.range(0, 64).forEach(i -> values[i] = i);
             buffer.write(0, values);
-            try (ImportedTensor compact = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 8}, null, 16)
+            try (ImportedTensor compact = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 2, 8).withByteOffset(16))
                     .importTensor()) {
                 assertThat(OpenCLTensorView.of(compact, context).readFloats()).containsExactly(
                         4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
             }
-            try (ImportedTensor rows = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {3, 2}, new long[] {8, 1}, 4)
+            try (ImportedTensor rows = buffer.export(TensorLayout.of(DLDataType.FLOAT32, new long[] {3, 2}, new long[] {8, 1}, 4, 0))
                     .importTensor(); Arena arena = Arena.ofConfined()) {
                 HostTensorView host = HostTensorView.of(arena.allocate(24), DLDataType.FLOAT32, 3, 2);
                 OpenCLTensorView.of(rows, context).readTo(host);
@@ -131,10 +134,10 @@ class OpenCLTest {
             float[] values = new float[32];
             IntStream.range(0, 32).forEach(i -> values[i] = i + 1);
             buffer.write(0, values);
-            try (ImportedTensor imported = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 3},
-                    new long[] {8, 2}, 12).importTensor()) {
+            try (ImportedTensor imported = buffer.export(TensorLayout.of(DLDataType.FLOAT32, new long[] {2, 3},
+                    new long[] {8, 2}, 12, 0)).importTensor()) {
                 OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
-                scale.run(6, tensor.handle(), tensor.byteOffset() / 4, 8L, 2L, 3L, 10f);
+                scale.run(6, tensor.handle(), tensor.layout().byteOffset() / 4, 8L, 2L, 3L, 10f);
                 assertThat(tensor.readFloats()).containsExactly(40, 60, 80, 120, 140, 160);
             }
             assertThat(buffer.readFloats(0, 32)[4]).as("outside the view: unchanged").isEqualTo(5f);
@@ -147,14 +150,14 @@ class OpenCLTest {
             int start = buffer.referenceCount();
             List<MemorySegment> exports = new ArrayList<>();
             for (int i = 0; i < 1000; i++) {
-                exports.add(buffer.exportVersioned(DLDataType.FLOAT32, 256).consume());
+                exports.add(buffer.export(TensorLayout.of(DLDataType.FLOAT32, 256)).consume());
             }
             assertThat(buffer.referenceCount()).isEqualTo(start + 1000);
             CPeer.get().deleteOnThreads(exports, false, 8);
             assertThat(buffer.referenceCount()).isEqualTo(start);
             assertThat(DLPackStats.liveExports()).isZero();
 
-            MemorySegment legacy = buffer.export(ManagedTensorKind.LEGACY, DLDataType.INT8, new long[] {1024}, null, 0).consume();
+            MemorySegment legacy = buffer.export(TensorLayout.of(DLDataType.INT8, 1024), ExportOptions.LEGACY).consume();
             assertThat(buffer.referenceCount()).isEqualTo(start + 1);
             CPeer.get().deleteOnNewThread(legacy, true);
             assertThat(buffer.referenceCount()).isEqualTo(start);
@@ -196,7 +199,7 @@ class OpenCLTest {
             try (ImportedTensor tensor = foreign(buffer.handle().address(), 4, 15)) {
                 assertThat(OpenCLTensorView.of(tensor, context).readFloats()).hasSize(15);
             }
-            assertThatThrownBy(() -> buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {17}, null, 0))
+            assertThatThrownBy(() -> buffer.export(TensorLayout.of(DLDataType.FLOAT32, 17)))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("of data, which has 64 bytes");
         }
     }

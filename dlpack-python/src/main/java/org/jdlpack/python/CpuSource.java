@@ -3,8 +3,8 @@ package org.jdlpack.python;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
-import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /** {@link DLPackSource#of(OwnedHostTensor)}: a host tensor, exported without a copy unless asked for one. */
@@ -25,10 +25,7 @@ record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
             // The array API: stream is for device tensors; host consumers pass None.
             throw new UnsupportedOperationException("stream=" + request.stream() + " given for a CPU tensor, which takes stream=None");
         }
-        boolean versioned = request.kind() == ManagedTensorKind.VERSIONED;
-        if (request.copyRequired()) {
-            return versioned ? tensor.exportVersionedCopy() : tensor.exportLegacyCopy();
-        }
-        return versioned ? tensor.exportVersioned() : tensor.exportLegacy();
+        ExportOptions options = ExportOptions.of(request.kind());
+        return request.copyRequired() ? tensor.exportCopy(options) : tensor.export(options);
     }
 }

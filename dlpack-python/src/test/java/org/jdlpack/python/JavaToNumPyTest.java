@@ -92,7 +92,7 @@ class JavaToNumPyTest {
             // IS_COPIED is visible to a versioned consumer: Java reads it back through the protocol.
             try (PythonObject capsule = python.eval("x.__dlpack__(max_version=(1, 3), copy=True)");
                  var imported = python.importTensor(capsule)) {
-                assertThat(imported.flags() & 2).as("IS_COPIED").isEqualTo(2);
+                assertThat(imported.layout().flags() & 2).as("IS_COPIED").isEqualTo(2);
                 assertThat(imported.dataAddress()).isNotEqualTo(tensor.spec().data().address());
             }
             python.exec("del c, x\ngc.collect()");

@@ -63,8 +63,8 @@ class NumPyToJavaTest {
         try (ImportedTensor tensor = importGlobal("a")) {
             assertThat(tensor.kind()).as("NumPy 2 answers max_version with a versioned capsule").isEqualTo(ManagedTensorKind.VERSIONED);
             HostTensorView host = HostTensorView.of(tensor);
-            assertThat(host.dtype().toString()).isEqualTo(dtype);
-            assertThat(host.shape()).containsExactly(1, Long.parseLong(python.evalString("a.size")));
+            assertThat(host.layout().dtype().toString()).isEqualTo(dtype);
+            assertThat(host.layout().shape()).containsExactly(1, Long.parseLong(python.evalString("a.size")));
             assertValuesEqual(python, host, "a", dtype);
             // Zero copy: a write from Java is seen by NumPy.
             boolean integral = isIntegral(host);
@@ -100,13 +100,13 @@ class NumPyToJavaTest {
         }
         try (tensor) {
             HostTensorView host = HostTensorView.of(tensor);
-            assertThat(host.shape()).containsExactly(parseLongs(python.evalString("list(v.shape)")));
+            assertThat(host.layout().shape()).containsExactly(parseLongs(python.evalString("list(v.shape)")));
             String[] expected = python.evalString("' '.join(repr(float(x)) for x in v.flat)").split(" ");
-            for (int i = 0; i < host.elementCount(); i++) {
+            for (int i = 0; i < host.layout().elementCount(); i++) {
                 assertThat(host.getDouble(i)).as("%s element %d", view, i).isEqualTo(pythonFloat(expected[i]));
             }
             boolean writeable = Boolean.parseBoolean(python.evalString("v.flags.writeable").toLowerCase());
-            assertThat(host.isReadOnly()).as("read-only in Java exactly when NumPy's view is").isEqualTo(!writeable);
+            assertThat(host.layout().isReadOnly()).as("read-only in Java exactly when NumPy's view is").isEqualTo(!writeable);
         }
         python.exec("del b, v");
     }
@@ -169,11 +169,11 @@ class NumPyToJavaTest {
 
     /** Every element of {@code host} equals NumPy's {@code array.flat[i]}, NaN equal to NaN. */
     static void assertValuesEqual(PythonRuntime python, HostTensorView host, String array, String what) {
-        boolean complex = host.dtype().code() == DLDataTypeCode.COMPLEX;
-        for (int i = 0; i < host.elementCount(); i++) {
+        boolean complex = host.layout().dtype().code() == DLDataTypeCode.COMPLEX;
+        for (int i = 0; i < host.layout().elementCount(); i++) {
             if (isIntegral(host)) {
                 BigInteger expected = new BigInteger(python.evalString("int(" + array + ".flat[" + i + "])"));
-                BigInteger actual = host.dtype().code() == DLDataTypeCode.UINT
+                BigInteger actual = host.layout().dtype().code() == DLDataTypeCode.UINT
                         ? new BigInteger(Long.toUnsignedString(host.getLong(i)))
                         : BigInteger.valueOf(host.getLong(i));
                 assertThat(actual).as("%s element %d", what, i).isEqualTo(expected);
@@ -189,7 +189,7 @@ class NumPyToJavaTest {
     }
 
     static boolean isIntegral(HostTensorView host) {
-        return switch (host.dtype().code()) {
+        return switch (host.layout().dtype().code()) {
             case INT, UINT, BOOL -> true;
             default -> false;
         };

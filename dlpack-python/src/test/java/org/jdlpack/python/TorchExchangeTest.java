@@ -84,12 +84,12 @@ class TorchExchangeTest {
             // Java now holds the torch tensor alive on its own: drop every Python reference.
             python.exec("del base, v\ngc.collect()");
             HostTensorView host = HostTensorView.of(imported);
-            assertThat(host.dtype().toString()).isEqualTo(dtype);
-            assertThat(host.shape()).containsExactly(NumPyToJavaTest.parseLongs(shape));
-            assertThat(imported.dataAddress() + imported.byteOffset()).as("zero copy").isEqualTo(Long.parseUnsignedLong(dataPointer));
+            assertThat(host.layout().dtype().toString()).isEqualTo(dtype);
+            assertThat(host.layout().shape()).containsExactly(NumPyToJavaTest.parseLongs(shape));
+            assertThat(imported.dataAddress() + imported.layout().byteOffset()).as("zero copy").isEqualTo(Long.parseUnsignedLong(dataPointer));
             double[] wanted = parseDoubles(expected);
-            boolean complex = host.dtype().code() == DLDataTypeCode.COMPLEX;
-            for (int i = 0; i < host.elementCount(); i++) {
+            boolean complex = host.layout().dtype().code() == DLDataTypeCode.COMPLEX;
+            for (int i = 0; i < host.layout().elementCount(); i++) {
                 if (complex) {
                     assertThat(host.getDouble(i)).as("%s %s real %d", dtype, view, i).isEqualTo(wanted[2 * i]);
                     assertThat(host.getImaginary(i, 0)).as("%s %s imaginary %d", dtype, view, i).isEqualTo(wanted[2 * i + 1]);
@@ -202,15 +202,15 @@ class TorchExchangeTest {
                 assertThat(python.evalString("str(y.dtype)")).isEqualTo("torch." + torchName(dtype));
                 assertThat(python.evalString("list(y.shape)")).isEqualTo(pythonList(layout.shape()));
                 assertThat(python.evalString("list(y.stride())")).isEqualTo(pythonList(layout.strides()));
-                if (expected.elementCount() > 0) {
+                if (expected.layout().elementCount() > 0) {
                     assertThat(Long.parseLong(python.evalString("y.data_ptr()"))).as("zero copy: torch points at the first element")
                             .isEqualTo(base.spec().data().address() + layout.firstElement() * elementBytes);
                 }
                 double[] seen = parseDoubles(python.evalString(complex
                         ? "' '.join(repr(float(v)) for v in torch.view_as_real(y.reshape(-1).clone()).double().reshape(-1).tolist())"
                         : "' '.join(repr(float(v)) for v in y.reshape(-1).double().tolist())"));
-                assertThat(seen).hasSize((int) expected.elementCount() * (complex ? 2 : 1));
-                for (int i = 0; i < expected.elementCount(); i++) {
+                assertThat(seen).hasSize((int) expected.layout().elementCount() * (complex ? 2 : 1));
+                for (int i = 0; i < expected.layout().elementCount(); i++) {
                     if (complex) {
                         assertThat(seen[2 * i]).as("%s %s real %d", dtype, layout, i).isEqualTo(expected.getDouble(i));
                         assertThat(seen[2 * i + 1]).as("%s %s imaginary %d", dtype, layout, i).isEqualTo(expected.getImaginary(i, 0));

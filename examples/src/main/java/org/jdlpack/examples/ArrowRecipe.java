@@ -12,6 +12,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
@@ -52,7 +53,7 @@ public final class ArrowRecipe {
             if (request.stream() != null || request.copyRequired()) {
                 throw new UnsupportedOperationException("an Arrow column is shared as it is: no stream, no copy=True");
             }
-            return request.kind() == ManagedTensorKind.LEGACY ? export.exportLegacy() : export.exportVersioned();
+            return request.kind() == ManagedTensorKind.LEGACY ? export.export(ExportOptions.LEGACY) : export.export();
         }
     }
 

@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
-import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cuda.CudaMemory;
 import org.jdlpack.cuda.CudaRuntime;
 import org.jdlpack.cuda.CudaStream;
@@ -45,7 +45,7 @@ public final class CudaRecipe {
             CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, 0, 1024 * 4);
             // ... kernels writing `memory` would be queued on `producer` here ...
             StreamContract.prepareForConsumer(producer, consumer.handle());
-            MemorySegment managed = memory.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {1024}, null, 0).consume();
+            MemorySegment managed = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024)).consume();
             memory.close(); // the consumer's export keeps the memory alive
             out.println("Handed " + Long.toHexString(managed.address()) + " to the consumer, ordered after the producer's stream");
             // A real consumer calls the deleter when it is done; this one is done at once.

@@ -43,7 +43,7 @@ public final class NumPyRecipe {
         python.exec("a = np.linspace(0, 1, 5, dtype=np.float64)");
         try (PythonObject a = python.get("a"); ImportedTensor tensor = python.importTensor(a)) {
             HostTensorView view = HostTensorView.of(tensor);
-            double[] values = new double[(int) view.elementCount()];
+            double[] values = new double[(int) view.layout().elementCount()];
             view.copyTo(values);
             out.println("NumPy -> Java: " + Arrays.toString(values));
             view.setDouble(4, 42);

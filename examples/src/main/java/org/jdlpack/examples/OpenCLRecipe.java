@@ -5,7 +5,7 @@ import java.util.List;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.opencl.OpenCLBuffer;
 import org.jdlpack.opencl.OpenCLContext;
 import org.jdlpack.opencl.OpenCLDevice;
@@ -62,10 +62,10 @@ public final class OpenCLRecipe {
                      """, "square")) {
             buffer.write(0, new float[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
             // Elements 4..11 as a 2x4 tensor: byte_offset 16 inside the cl_mem.
-            try (ImportedTensor imported = buffer.export(ManagedTensorKind.VERSIONED, DLDataType.FLOAT32, new long[] {2, 4}, null, 16)
+            try (ImportedTensor imported = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 2, 4).withByteOffset(16))
                     .importTensor()) {
                 OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
-                square.run(8, tensor.handle(), tensor.byteOffset() / 4);
+                square.run(8, tensor.handle(), tensor.layout().byteOffset() / 4);
                 out.println("Squared on the device, read on the host: " + java.util.Arrays.toString(tensor.readFloats()));
             }
         }

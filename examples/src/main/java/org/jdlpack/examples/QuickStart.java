@@ -90,7 +90,7 @@ public final class QuickStart {
         CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(2, 3));
         try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
             MemorySegment view = tensor.hostSegment();
-            float[] values = new float[(int) tensor.elementCount()];
+            float[] values = new float[(int) tensor.layout().elementCount()];
             MemorySegment.copy(view, JAVA_FLOAT_UNALIGNED, 0, values, 0, values.length);
             out.println("6. Imported a C tensor: " + tensor + " -> " + Arrays.toString(values));
         }
@@ -103,7 +103,7 @@ public final class QuickStart {
             try (PythonObject qs = python.get("qs"); ImportedTensor tensor = python.importTensor(qs)) {
                 float[] values = new float[6];
                 HostTensorView.of(tensor).copyTo(values);
-                out.println("7. Read a NumPy array in place: " + tensor.shape().length + "-d, " + Arrays.toString(values)
+                out.println("7. Read a NumPy array in place: " + tensor.layout().shape().length + "-d, " + Arrays.toString(values)
                         + " (NumPy's data pointer 0x" + Long.toHexString(tensor.dataAddress()) + ")");
             }
             python.exec("del qs");

@@ -55,10 +55,10 @@ public final class TorchRecipe {
         python.exec("w = torch.arange(6, dtype=torch.float64).reshape(2, 3).t()");
         try (PythonObject w = python.get("w"); ImportedTensor imported = python.importTensor(w)) {
             HostTensorView view = HostTensorView.of(imported);
-            double[] values = new double[(int) view.elementCount()];
+            double[] values = new double[(int) view.layout().elementCount()];
             view.copyTo(values);
-            out.println("PyTorch -> Java: shape " + Arrays.toString(imported.shape()) + ", strides "
-                    + Arrays.toString(imported.strides()) + ", " + Arrays.toString(values));
+            out.println("PyTorch -> Java: shape " + Arrays.toString(imported.layout().shape()) + ", strides "
+                    + Arrays.toString(imported.layout().strides()) + ", " + Arrays.toString(values));
         }
         python.exec("del w");
     }

@@ -4,10 +4,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
-import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorExtent;
-import org.jdlpack.abi.TensorGeometry;
-import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 
 /**
@@ -61,18 +59,6 @@ public final class StridedTransfer {
         void finish();
     }
 
-    /**
-     * The layout of a tensor in a device buffer.
-     *
-     * @param dtype      the element type
-     * @param shape      the extents
-     * @param strides    the strides in elements
-     * @param byteOffset where element 0 is in the buffer
-     * @param extent     the bytes the elements reach, relative to element 0
-     */
-    public record Layout(DLDataType dtype, long[] shape, long[] strides, long byteOffset, TensorExtent extent) {
-    }
-
     private StridedTransfer() {
     }
 
@@ -80,25 +66,25 @@ public final class StridedTransfer {
      * Reads every element into a host tensor of the same dtype and shape.
      *
      * @param device      the device's transfers
-     * @param layout      the tensor in the device buffer
+     * @param layout      where the elements lie in the device buffer ({@code byte_offset} from its start)
      * @param destination the host tensor, in any layout
      * @throws IllegalArgumentException if dtype or shape differ
      */
-    public static void read(Device device, Layout layout, HostTensorView destination) {
+    public static void read(Device device, TensorLayout layout, HostTensorView destination) {
         checkSameShape(layout, destination);
-        long count = destination.elementCount();
+        long count = destination.layout().elementCount();
         if (count == 0) {
             return;
         }
         long elementBytes = layout.dtype().byteSize(false);
-        boolean direct = destination.isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0;
-        if (direct && TensorGeometry.isCompactRowMajor(layout.shape(), layout.strides())) {
-            device.copyContiguous(true, layout.byteOffset(), destination.segment().asSlice(destination.originByte(), count * elementBytes));
+        boolean direct = destination.layout().isCompactRowMajor() && destination.segment().isNative() && elementBytes > 0;
+        if (direct && layout.isCompactRowMajor()) {
+            device.copyContiguous(true, layout.byteOffset(), compactBytes(destination, elementBytes));
             device.finish();
-        } else if (direct && TensorGeometry.isPitchedMatrix(layout.shape(), layout.strides())) {
-            long rowBytes = layout.shape()[1] * elementBytes;
-            device.copyPitched(true, layout.byteOffset(), layout.strides()[0] * elementBytes,
-                    destination.segment().asSlice(destination.originByte(), count * elementBytes), rowBytes, rowBytes, layout.shape()[0]);
+        } else if (direct && isPitchedMatrix(layout)) {
+            long rowBytes = layout.shape(1) * elementBytes;
+            device.copyPitched(true, layout.byteOffset(), layout.stride(0) * elementBytes, compactBytes(destination, elementBytes),
+                    rowBytes, rowBytes, layout.shape(0));
             device.finish();
         } else {
             TensorExtent extent = layout.extent();
@@ -106,8 +92,7 @@ public final class StridedTransfer {
                 MemorySegment span = arena.allocate(extent.byteSize(), 256);
                 device.copyContiguous(true, layout.byteOffset() + extent.startByte(), span);
                 device.finish();
-                HostTensorView.of(TensorSpec.builder(span, layout.dtype(), layout.shape()).strides(layout.strides())
-                        .byteOffset(-extent.startByte()).build()).copyTo(destination);
+                HostTensorView.of(span, layout.withByteOffset(-extent.startByte())).copyTo(destination);
             }
         }
     }
@@ -116,14 +101,14 @@ public final class StridedTransfer {
      * Writes every element from a host tensor of the same dtype and shape.
      *
      * @param device the device's transfers
-     * @param layout the tensor in the device buffer
+     * @param layout where the elements lie in the device buffer ({@code byte_offset} from its start)
      * @param source the host tensor, in any layout
      * @throws IllegalArgumentException      if dtype or shape differ
      * @throws UnsupportedOperationException for packed sub-byte types
      */
-    public static void write(Device device, Layout layout, HostTensorView source) {
+    public static void write(Device device, TensorLayout layout, HostTensorView source) {
         checkSameShape(layout, source);
-        long count = source.elementCount();
+        long count = source.layout().elementCount();
         if (count == 0) {
             return;
         }
@@ -132,14 +117,14 @@ public final class StridedTransfer {
             throw new UnsupportedOperationException("writing packed sub-byte device tensors is not supported");
         }
         try (Arena arena = Arena.ofConfined()) {
-            HostTensorView compact = source.isCompactRowMajor() && source.segment().isNative() ? source : source.toContiguous(arena);
-            MemorySegment bytes = compact.segment().asSlice(compact.originByte(), count * elementBytes);
-            if (TensorGeometry.isCompactRowMajor(layout.shape(), layout.strides())) {
+            boolean direct = source.layout().isCompactRowMajor() && source.segment().isNative();
+            MemorySegment bytes = compactBytes(direct ? source : source.toContiguous(arena), elementBytes);
+            if (layout.isCompactRowMajor()) {
                 device.copyContiguous(false, layout.byteOffset(), bytes);
-            } else if (TensorGeometry.isPitchedMatrix(layout.shape(), layout.strides())) {
-                long rowBytes = layout.shape()[1] * elementBytes;
-                device.copyPitched(false, layout.byteOffset(), layout.strides()[0] * elementBytes, bytes, rowBytes, rowBytes,
-                        layout.shape()[0]);
+            } else if (isPitchedMatrix(layout)) {
+                long rowBytes = layout.shape(1) * elementBytes;
+                device.copyPitched(false, layout.byteOffset(), layout.stride(0) * elementBytes, bytes, rowBytes, rowBytes,
+                        layout.shape(0));
             } else {
                 // One transfer per contiguous row, else per element: never the bytes between elements.
                 RowCursor rows = new RowCursor(layout.shape(), layout.strides());
@@ -156,8 +141,22 @@ public final class StridedTransfer {
         }
     }
 
-    private static void checkSameShape(Layout layout, HostTensorView host) {
-        if (!host.dtype().equals(layout.dtype()) || !Arrays.equals(host.shape(), layout.shape())) {
+    /** The bytes of a compact host tensor's elements, from element 0. */
+    private static MemorySegment compactBytes(HostTensorView compact, long elementBytes) {
+        return compact.segment().asSlice(compact.layout().byteOffset(), compact.layout().elementCount() * elementBytes);
+    }
+
+    /**
+     * Whether the tensor is a 2-D block of contiguous, non-overlapping rows with a non-negative row
+     * pitch: what one rectangular transfer ({@code cudaMemcpy2D}, {@code clEnqueueReadBufferRect})
+     * moves.
+     */
+    static boolean isPitchedMatrix(TensorLayout layout) {
+        return layout.ndim() == 2 && (layout.stride(1) == 1 || layout.shape(1) == 1) && layout.stride(0) >= layout.shape(1);
+    }
+
+    private static void checkSameShape(TensorLayout layout, HostTensorView host) {
+        if (!host.layout().dtype().equals(layout.dtype()) || !Arrays.equals(host.layout().shape(), layout.shape())) {
             throw new IllegalArgumentException("host tensor " + host + " does not match " + layout.dtype() + " "
                     + Arrays.toString(layout.shape()));
         }

@@ -10,7 +10,7 @@ import java.util.List;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
-import org.jdlpack.abi.TensorGeometry;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.Test;
 
@@ -59,8 +59,8 @@ class StridedTransferTest {
         }
     }
 
-    private static StridedTransfer.Layout layout(DLDataType dtype, long[] shape, long[] strides) {
-        return new StridedTransfer.Layout(dtype, shape, strides, 0, TensorGeometry.extent(shape, strides, dtype, false));
+    private static TensorLayout layout(DLDataType dtype, long[] shape, long[] strides) {
+        return TensorLayout.of(dtype, shape, strides, 0, 0);
     }
 
     @Test

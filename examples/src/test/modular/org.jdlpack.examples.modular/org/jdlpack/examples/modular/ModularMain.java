@@ -19,7 +19,7 @@ public final class ModularMain {
         System.out.println("module: " + ModularMain.class.getModule().getName() + ", abi: "
                 + ImportedTensor.class.getModule().getName());
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
-            try (ImportedTensor back = tensor.exportVersioned().importTensor()) {
+            try (ImportedTensor back = tensor.export().importTensor()) {
                 System.out.println("round trip element 5: " + HostTensorView.of(back).getFloat(5));
             }
             try {

@@ -1,12 +1,15 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi.internal;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
+import org.jdlpack.abi.layout.DLPackVersionLayout;
+
 /**
- * The DLPack 1.3 C exchange API tables.
+ * The DLPack 1.3 C exchange API tables. Internal: jdlpack neither offers nor calls the exchange
+ * API yet, so only the ABI conformance test reads these offsets.
  *
  * <p>{@code DLPackExchangeAPIHeader} (16 bytes): {@code DLPackVersion version;
  * DLPackExchangeAPIHeader* prev_api;}. {@code DLPackExchangeAPI} (56 bytes) starts with that header,
