@@ -7,6 +7,7 @@
 module org.jdlpack.abi {
     exports org.jdlpack.abi;
     exports org.jdlpack.abi.layout;
-    // NativeAccess (native-access checks with a message naming the flag) for the bindings only.
+    // The device modules' call layers only: loading their library, binding and calling it, and
+    // native-access messages that name the flag.
     exports org.jdlpack.abi.internal to org.jdlpack.cuda, org.jdlpack.opencl;
 }

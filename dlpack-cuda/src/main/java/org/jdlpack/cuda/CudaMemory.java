@@ -93,11 +93,12 @@ public final class CudaMemory implements AutoCloseable {
             throw new IllegalArgumentException("a CUDA allocation needs at least 1 byte, not " + bytes);
         }
         long pointer = CurrentDevice.CUDART.call(device, () -> switch (kind) {
-            case DEVICE -> Cudart.malloc(bytes);
-            case PINNED -> Cudart.mallocHost(bytes);
-            case MANAGED -> Cudart.mallocManaged(bytes);
+            case DEVICE -> CudartMemory.malloc(bytes);
+            case PINNED -> CudartMemory.mallocHost(bytes);
+            case MANAGED -> CudartMemory.mallocManaged(bytes);
         });
-        return allocated(kind, device, pointer, bytes, CurrentDevice.CUDART, kind == Kind.PINNED ? Cudart::freeHost : Cudart::free);
+        return allocated(kind, device, pointer, bytes, CurrentDevice.CUDART,
+                kind == Kind.PINNED ? CudartMemory::freeHost : CudartMemory::free);
     }
 
     /**
@@ -198,7 +199,7 @@ public final class CudaMemory implements AutoCloseable {
     public void copyFromHost(long offset, MemorySegment source) {
         Objects.checkFromIndexSize(offset, source.byteSize(), byteSize);
         MemorySegment destination = at(offset);
-        CurrentDevice.CUDART.run(device, () -> Cudart.memcpy(destination, source, source.byteSize()));
+        CurrentDevice.CUDART.run(device, () -> CudartMemory.memcpy(destination, source, source.byteSize()));
     }
 
     /**
@@ -211,7 +212,7 @@ public final class CudaMemory implements AutoCloseable {
     public void copyToHost(long offset, MemorySegment destination) {
         Objects.checkFromIndexSize(offset, destination.byteSize(), byteSize);
         MemorySegment source = at(offset);
-        CurrentDevice.CUDART.run(device, () -> Cudart.memcpy(destination, source, destination.byteSize()));
+        CurrentDevice.CUDART.run(device, () -> CudartMemory.memcpy(destination, source, destination.byteSize()));
     }
 
     /** The address {@code offset} bytes in, bound to this object's lifetime. */

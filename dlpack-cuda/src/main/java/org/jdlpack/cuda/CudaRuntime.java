@@ -37,7 +37,7 @@ public final class CudaRuntime {
      * @return the runtime version, for example 13000
      */
     public static int runtimeVersion() {
-        return Cudart.runtimeGetVersion();
+        return CudartDevices.runtimeGetVersion();
     }
 
     /**
@@ -46,7 +46,7 @@ public final class CudaRuntime {
      * @return the driver version, or 0 when no driver is installed
      */
     public static int driverVersion() {
-        return Cudart.driverGetVersion();
+        return CudartDevices.driverGetVersion();
     }
 
     /**
@@ -57,7 +57,7 @@ public final class CudaRuntime {
      *                       device ({@code cudaErrorNoDevice}), among others
      */
     public static int deviceCount() {
-        return Cudart.getDeviceCount();
+        return CudartDevices.getDeviceCount();
     }
 
     /**
@@ -108,7 +108,7 @@ public final class CudaRuntime {
     public static String deviceName(int device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment properties = arena.allocate(Cudart.DEVICE_PROP_ROOM, 16);
-            Cudart.getDeviceProperties(properties, device);
+            CudartDevices.getDeviceProperties(properties, device);
             return properties.getString(0); // char name[256] is the first field
         }
     }

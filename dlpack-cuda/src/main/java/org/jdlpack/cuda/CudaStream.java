@@ -71,7 +71,7 @@ public final class CudaStream implements AutoCloseable {
      * @return the stream; close destroys it
      */
     public static CudaStream create(int device) {
-        long handle = CurrentDevice.CUDART.call(device, Cudart::streamCreate);
+        long handle = CurrentDevice.CUDART.call(device, CudartStreams::streamCreate);
         return new CudaStream(handle, device, Arena.ofShared());
     }
 
@@ -103,13 +103,13 @@ public final class CudaStream implements AutoCloseable {
         if (producer.handle == handle) {
             return; // same stream: already ordered
         }
-        MemorySegment event = Cudart.eventCreateWithFlags(Cudart.EVENT_DISABLE_TIMING);
+        MemorySegment event = CudartStreams.eventCreateWithFlags(Cudart.EVENT_DISABLE_TIMING);
         try {
-            Cudart.eventRecord(event, source);
-            Cudart.streamWaitEvent(consumer, event);
+            CudartStreams.eventRecord(event, source);
+            CudartStreams.streamWaitEvent(consumer, event);
         } finally {
             // Destroying an event with a pending wait is allowed; the wait still completes.
-            Cudart.eventDestroy(event);
+            CudartStreams.eventDestroy(event);
         }
     }
 
@@ -119,7 +119,7 @@ public final class CudaStream implements AutoCloseable {
      * @throws IllegalStateException if this stream was created here and is closed
      */
     public void synchronize() {
-        Cudart.streamSynchronize(segment());
+        CudartStreams.streamSynchronize(segment());
     }
 
     /**
@@ -135,7 +135,7 @@ public final class CudaStream implements AutoCloseable {
             return;
         }
         Downcalls.close(lifetime, "CudaStream");
-        CurrentDevice.CUDART.run(device, () -> Cudart.streamDestroy(MemorySegment.ofAddress(handle)));
+        CurrentDevice.CUDART.run(device, () -> CudartStreams.streamDestroy(MemorySegment.ofAddress(handle)));
     }
 
     @Override

@@ -73,7 +73,7 @@ public final class CudaTensorView {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attributes = arena.allocate(Cudart.POINTER_ATTRIBUTES_ROOM, 8);
-            Cudart.pointerGetAttributes(attributes, data);
+            CudartMemory.pointerGetAttributes(attributes, data);
             int memoryType = attributes.get(JAVA_INT, 0);
             int device = attributes.get(JAVA_INT, 4);
             boolean expected = switch (memoryType) {
@@ -167,7 +167,7 @@ public final class CudaTensorView {
             @Override
             public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
                 MemorySegment device = at(deviceOffset);
-                Cudart.memcpyAsync(toHost ? host : device, toHost ? device : host, host.byteSize(), queue);
+                CudartMemory.memcpyAsync(toHost ? host : device, toHost ? device : host, host.byteSize(), queue);
             }
 
             @Override
@@ -175,15 +175,15 @@ public final class CudaTensorView {
                                     long rowBytes, long rows) {
                 MemorySegment device = at(deviceOffset);
                 if (toHost) {
-                    Cudart.memcpy2DAsync(host, hostPitch, device, devicePitch, rowBytes, rows, queue);
+                    CudartMemory.memcpy2DAsync(host, hostPitch, device, devicePitch, rowBytes, rows, queue);
                 } else {
-                    Cudart.memcpy2DAsync(device, devicePitch, host, hostPitch, rowBytes, rows, queue);
+                    CudartMemory.memcpy2DAsync(device, devicePitch, host, hostPitch, rowBytes, rows, queue);
                 }
             }
 
             @Override
             public void finish() {
-                Cudart.streamSynchronize(queue);
+                CudartStreams.streamSynchronize(queue);
             }
         };
     }

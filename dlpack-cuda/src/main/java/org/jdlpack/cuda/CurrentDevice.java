@@ -27,12 +27,12 @@ final class CurrentDevice {
     static final CurrentDevice CUDART = new CurrentDevice(new Binding() {
         @Override
         public int get() {
-            return Cudart.getDevice();
+            return CudartDevices.getDevice();
         }
 
         @Override
         public void set(int device) {
-            Cudart.setDevice(device);
+            CudartDevices.setDevice(device);
         }
     });
 

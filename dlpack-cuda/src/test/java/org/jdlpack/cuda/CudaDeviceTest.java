@@ -174,9 +174,9 @@ class CudaDeviceTest {
         memory.close();
         int[] after = new int[1];
         Thread consumer = Thread.ofPlatform().start(() -> {
-            Cudart.setDevice(consumerDevice);
+            CudartDevices.setDevice(consumerDevice);
             export.importTensor().close(); // the deleter runs here, on the consumer's thread
-            after[0] = Cudart.getDevice();
+            after[0] = CudartDevices.getDevice();
         });
         consumer.join();
         assertThat(memory.references()).isZero();

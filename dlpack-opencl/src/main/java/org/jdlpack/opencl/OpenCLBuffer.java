@@ -47,7 +47,7 @@ public final class OpenCLBuffer implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("an OpenCL buffer needs at least 1 byte, not " + bytes);
         }
-        return new OpenCLBuffer(context, CL.createBuffer(context.context(), CL.MEM_READ_WRITE, bytes).address(), bytes);
+        return new OpenCLBuffer(context, CLBuffers.createBuffer(context.context(), CL.MEM_READ_WRITE, bytes).address(), bytes);
     }
 
     /**
@@ -78,7 +78,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @throws IllegalStateException if this buffer is closed
      */
     public int referenceCount() {
-        return (int) CL.getMemObjectInfo(live(), CL.MEM_REFERENCE_COUNT, JAVA_INT);
+        return (int) CLBuffers.getMemObjectInfo(live(), CL.MEM_REFERENCE_COUNT, JAVA_INT);
     }
 
     /**
@@ -89,7 +89,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @throws IllegalStateException if this buffer or its context is closed
      */
     public void write(long offset, MemorySegment source) {
-        CL.enqueueWriteBuffer(context.queue(), live(), offset, source);
+        CLBuffers.enqueueWriteBuffer(context.queue(), live(), offset, source);
     }
 
     /**
@@ -113,7 +113,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @throws IllegalStateException if this buffer or its context is closed
      */
     public void read(long offset, MemorySegment destination) {
-        CL.enqueueReadBuffer(context.queue(), live(), offset, destination);
+        CLBuffers.enqueueReadBuffer(context.queue(), live(), offset, destination);
     }
 
     /**
@@ -162,7 +162,7 @@ public final class OpenCLBuffer implements AutoCloseable {
                 .device(context.device().dlDevice()).capacity(byteSize).build();
         // The check and the retain are one step: the retain is a call with the bound handle, which
         // fails once the buffer is closed, and a close cannot complete while it runs.
-        CL.retainMemObject(live());
+        CLBuffers.retainMemObject(live());
         ExportOwner owner = ExportOwner.of(this, this::releaseExportReference);
         try {
             return owner.export(spec, options);
@@ -173,7 +173,7 @@ public final class OpenCLBuffer implements AutoCloseable {
 
     /** The deleter's release: the buffer may be closed by now, so the raw handle, not the bound one. */
     private void releaseExportReference() {
-        CL.releaseMemObject(MemorySegment.ofAddress(mem.address()));
+        CLBuffers.releaseMemObject(MemorySegment.ofAddress(mem.address()));
     }
 
     /** The handle, after a check with a clear message; OpenCL calls check again, race-free. */
@@ -190,7 +190,7 @@ public final class OpenCLBuffer implements AutoCloseable {
     @Override
     public void close() {
         Downcalls.close(lifetime, "OpenCLBuffer");
-        CL.releaseMemObject(MemorySegment.ofAddress(mem.address()));
+        CLBuffers.releaseMemObject(MemorySegment.ofAddress(mem.address()));
     }
 
     @Override

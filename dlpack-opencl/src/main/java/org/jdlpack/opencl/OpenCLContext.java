@@ -41,12 +41,12 @@ public final class OpenCLContext implements AutoCloseable {
      * @throws OpenCLException if OpenCL refuses
      */
     public static OpenCLContext create(OpenCLDevice device) {
-        MemorySegment context = CL.createContext(device.device());
+        MemorySegment context = CLBuffers.createContext(device.device());
         MemorySegment queue;
         try {
-            queue = CL.createCommandQueue(context, device.device());
+            queue = CLBuffers.createCommandQueue(context, device.device());
         } catch (RuntimeException | Error e) {
-            CL.releaseContext(context);
+            CLBuffers.releaseContext(context);
             throw e;
         }
         return new OpenCLContext(device, context.address(), queue.address());
@@ -91,7 +91,7 @@ public final class OpenCLContext implements AutoCloseable {
      * @throws IllegalStateException if this context is closed
      */
     public void finish() {
-        CL.finish(queue());
+        CLBuffers.finish(queue());
     }
 
     /** The {@code cl_context}, bound to this object's lifetime. */
@@ -115,9 +115,9 @@ public final class OpenCLContext implements AutoCloseable {
     public void close() {
         Downcalls.close(lifetime, "OpenCLContext");
         try {
-            CL.releaseCommandQueue(MemorySegment.ofAddress(queue.address()));
+            CLBuffers.releaseCommandQueue(MemorySegment.ofAddress(queue.address()));
         } finally {
-            CL.releaseContext(MemorySegment.ofAddress(context.address()));
+            CLBuffers.releaseContext(MemorySegment.ofAddress(context.address()));
         }
     }
 

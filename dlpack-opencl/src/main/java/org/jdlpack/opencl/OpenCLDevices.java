@@ -33,7 +33,7 @@ public final class OpenCLDevices {
     public static List<OpenCLDevice> discover() {
         int platformCount;
         try {
-            platformCount = CL.getPlatformIDs(0, MemorySegment.NULL);
+            platformCount = CLPlatforms.getPlatformIDs(0, MemorySegment.NULL);
         } catch (OpenCLException e) {
             if (e.errorCode() == CL.PLATFORM_NOT_FOUND_KHR) {
                 return List.of(); // an ICD loader without any platform
@@ -43,13 +43,13 @@ public final class OpenCLDevices {
         List<OpenCLDevice> devices = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment platforms = arena.allocate(ADDRESS, Math.max(platformCount, 1));
-            CL.getPlatformIDs(platformCount, platforms);
+            CLPlatforms.getPlatformIDs(platformCount, platforms);
             for (int p = 0; p < platformCount; p++) {
                 MemorySegment platform = platforms.getAtIndex(ADDRESS, p);
-                String platformName = info(CL::getPlatformInfo, platform, CL.PLATFORM_NAME);
+                String platformName = info(CLPlatforms::getPlatformInfo, platform, CL.PLATFORM_NAME);
                 int deviceCount;
                 try {
-                    deviceCount = CL.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, 0, MemorySegment.NULL);
+                    deviceCount = CLPlatforms.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, 0, MemorySegment.NULL);
                 } catch (OpenCLException e) {
                     if (e.errorCode() == DEVICE_NOT_FOUND) {
                         continue; // a platform without devices
@@ -57,11 +57,11 @@ public final class OpenCLDevices {
                     throw e;
                 }
                 MemorySegment ids = arena.allocate(ADDRESS, Math.max(deviceCount, 1));
-                CL.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, deviceCount, ids);
+                CLPlatforms.getDeviceIDs(platform, CL.DEVICE_TYPE_ALL, deviceCount, ids);
                 for (int d = 0; d < deviceCount; d++) {
                     MemorySegment device = ids.getAtIndex(ADDRESS, d);
-                    devices.add(new OpenCLDevice(devices.size(), platformName, info(CL::getDeviceInfo, device, CL.DEVICE_NAME),
-                            info(CL::getDeviceInfo, device, CL.DEVICE_VERSION), platform, device));
+                    devices.add(new OpenCLDevice(devices.size(), platformName, info(CLPlatforms::getDeviceInfo, device, CL.DEVICE_NAME),
+                            info(CLPlatforms::getDeviceInfo, device, CL.DEVICE_VERSION), platform, device));
                 }
             }
         }

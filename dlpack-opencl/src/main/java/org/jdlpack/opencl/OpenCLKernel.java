@@ -42,16 +42,16 @@ public final class OpenCLKernel implements AutoCloseable {
 
     static OpenCLKernel build(OpenCLContext context, String source, String name) {
         MemorySegment device = context.device().device();
-        MemorySegment program = CL.createProgramWithSource(context.context(), source);
+        MemorySegment program = CLPrograms.createProgramWithSource(context.context(), source);
         try {
             try {
-                CL.buildProgram(program, device);
+                CLPrograms.buildProgram(program, device);
             } catch (OpenCLException e) {
                 throw new OpenCLException(e.getMessage() + "\n" + buildLog(program, device));
             }
-            return new OpenCLKernel(context, program.address(), CL.createKernel(program, name).address(), name);
+            return new OpenCLKernel(context, program.address(), CLPrograms.createKernel(program, name).address(), name);
         } catch (RuntimeException | Error e) {
-            CL.releaseProgram(program);
+            CLPrograms.releaseProgram(program);
             throw e;
         }
     }
@@ -59,7 +59,7 @@ public final class OpenCLKernel implements AutoCloseable {
     private static String buildLog(MemorySegment program, MemorySegment device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment log = arena.allocate(65536);
-            CL.getProgramBuildInfo(program, device, CL.PROGRAM_BUILD_LOG, log.asSlice(0, log.byteSize() - 1));
+            CLPrograms.getProgramBuildInfo(program, device, CL.PROGRAM_BUILD_LOG, log.asSlice(0, log.byteSize() - 1));
             return log.getString(0);
         } catch (OpenCLException e) {
             return "(no build log: " + e.getMessage() + ")";
@@ -90,7 +90,7 @@ public final class OpenCLKernel implements AutoCloseable {
                 if (argument instanceof OpenCLBuffer || argument instanceof MemorySegment) {
                     MemorySegment mem = argument instanceof OpenCLBuffer buffer ? buffer.handle() : (MemorySegment) argument;
                     // A call with the bound handle: fails if its owner is closed, else holds it until released below.
-                    CL.retainMemObject(Downcalls.requireAlive(mem, "the cl_mem of argument " + i + " of kernel " + name));
+                    CLBuffers.retainMemObject(Downcalls.requireAlive(mem, "the cl_mem of argument " + i + " of kernel " + name));
                     retained.add(MemorySegment.ofAddress(mem.address()));
                     value = arena.allocateFrom(ADDRESS, mem);
                 } else if (argument instanceof Integer v) {
@@ -103,12 +103,12 @@ public final class OpenCLKernel implements AutoCloseable {
                     throw new IllegalArgumentException("argument " + i + " of kernel " + name + " has unsupported type "
                             + (argument == null ? "null" : argument.getClass().getName()));
                 }
-                CL.setKernelArg(live, i, value);
+                CLPrograms.setKernelArg(live, i, value);
             }
-            CL.enqueueNDRangeKernel(context.queue(), live, globalSize);
+            CLPrograms.enqueueNDRangeKernel(context.queue(), live, globalSize);
             context.finish();
         } finally {
-            retained.forEach(CL::releaseMemObject);
+            retained.forEach(CLBuffers::releaseMemObject);
         }
     }
 
@@ -122,9 +122,9 @@ public final class OpenCLKernel implements AutoCloseable {
     public void close() {
         Downcalls.close(lifetime, "OpenCLKernel");
         try {
-            CL.releaseKernel(MemorySegment.ofAddress(kernel.address()));
+            CLPrograms.releaseKernel(MemorySegment.ofAddress(kernel.address()));
         } finally {
-            CL.releaseProgram(MemorySegment.ofAddress(program.address()));
+            CLPrograms.releaseProgram(MemorySegment.ofAddress(program.address()));
         }
     }
 }

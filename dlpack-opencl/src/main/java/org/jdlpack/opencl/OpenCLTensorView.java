@@ -78,7 +78,7 @@ public final class OpenCLTensorView {
         TensorExtent extent = layout.extent();
         if (layout.elementCount() > 0) {
             checkBuffer(mem, context);
-            long size = CL.getMemObjectInfo(mem, CL.MEM_SIZE, JAVA_LONG);
+            long size = CLBuffers.getMemObjectInfo(mem, CL.MEM_SIZE, JAVA_LONG);
             long byteOffset = layout.byteOffset();
             long first = byteOffset + extent.startByte();
             if (first < 0 || byteOffset > size || extent.endByte() > size - byteOffset) {
@@ -97,8 +97,8 @@ public final class OpenCLTensorView {
             throw new InvalidTensorException(handle + " is not a cl_mem: misaligned");
         }
         // Every ICD object starts with its platform's dispatch table pointer.
-        Optional<Long> dispatch = CL.peekWord(mem.address());
-        Optional<Long> expected = CL.peekWord(context.context().address());
+        Optional<Long> dispatch = AddressProbe.peekWord(mem.address());
+        Optional<Long> expected = AddressProbe.peekWord(context.context().address());
         if (dispatch.isEmpty()) {
             throw new InvalidTensorException(handle + " is not a cl_mem: the address is not readable");
         }
@@ -108,8 +108,8 @@ public final class OpenCLTensorView {
         int type;
         long owner;
         try {
-            type = (int) CL.getMemObjectInfo(mem, CL.MEM_TYPE, JAVA_INT);
-            owner = CL.getMemObjectInfo(mem, CL.MEM_CONTEXT, JAVA_LONG);
+            type = (int) CLBuffers.getMemObjectInfo(mem, CL.MEM_TYPE, JAVA_INT);
+            owner = CLBuffers.getMemObjectInfo(mem, CL.MEM_CONTEXT, JAVA_LONG);
         } catch (OpenCLException e) {
             throw new InvalidTensorException(handle + " is not a valid cl_mem: " + e.getMessage(), e);
         }
@@ -205,9 +205,9 @@ public final class OpenCLTensorView {
             @Override
             public void copyContiguous(boolean toHost, long deviceOffset, MemorySegment host) {
                 if (toHost) {
-                    CL.enqueueReadBuffer(queue, buffer, deviceOffset, host);
+                    CLBuffers.enqueueReadBuffer(queue, buffer, deviceOffset, host);
                 } else {
-                    CL.enqueueWriteBuffer(queue, buffer, deviceOffset, host);
+                    CLBuffers.enqueueWriteBuffer(queue, buffer, deviceOffset, host);
                 }
             }
 
@@ -215,9 +215,9 @@ public final class OpenCLTensorView {
             public void copyPitched(boolean toHost, long deviceOffset, long devicePitch, MemorySegment host, long hostPitch,
                                     long rowBytes, long rows) {
                 if (toHost) {
-                    CL.enqueueReadBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
+                    CLBuffers.enqueueReadBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
                 } else {
-                    CL.enqueueWriteBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
+                    CLBuffers.enqueueWriteBufferRect(queue, buffer, deviceOffset, devicePitch, host, hostPitch, rowBytes, rows);
                 }
             }
 

@@ -210,7 +210,7 @@ class OpenCLLifetimeTest {
         for (int round = 0; round < 50; round++) {
             OpenCLBuffer buffer = context.allocate(64);
             MemorySegment raw = MemorySegment.ofAddress(buffer.handle().address());
-            CL.retainMemObject(raw); // the test's own reference, so that the count stays readable
+            CLBuffers.retainMemObject(raw); // the test's own reference, so that the count stays readable
             List<ManagedTensorHandle> exports = new java.util.concurrent.CopyOnWriteArrayList<>();
             Thread exporter = Thread.ofPlatform().start(() -> {
                 while (true) {
@@ -229,7 +229,7 @@ class OpenCLLifetimeTest {
             assertThat(referenceCount(raw)).isEqualTo(1 + exports.size());
             exports.forEach(ManagedTensorHandle::close);
             assertThat(referenceCount(raw)).isEqualTo(1);
-            CL.releaseMemObject(raw);
+            CLBuffers.releaseMemObject(raw);
         }
     }
 
@@ -246,6 +246,6 @@ class OpenCLLifetimeTest {
     }
 
     private static int referenceCount(MemorySegment mem) {
-        return (int) CL.getMemObjectInfo(mem, CL.MEM_REFERENCE_COUNT, JAVA_INT);
+        return (int) CLBuffers.getMemObjectInfo(mem, CL.MEM_REFERENCE_COUNT, JAVA_INT);
     }
 }

@@ -1,7 +1,11 @@
 package org.jdlpack.abi.internal;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -10,8 +14,8 @@ import java.util.function.Supplier;
 
 /**
  * What the device modules' native-call layers (libcudart, libOpenCL) share: a stand-in for a
- * function the loaded library lacks, the one policy for what a downcall throws, and native handles
- * bound to a lifetime.
+ * function the loaded library lacks, the one policy for what a downcall throws, the out-parameter
+ * call shape both libraries use, and native handles bound to a lifetime.
  *
  * <p>Everything here is stateless and safe from any thread.
  */
@@ -64,6 +68,51 @@ public final class Downcalls {
             return runtime;
         }
         return new UndeclaredThrowableException(thrown);
+    }
+
+    /** A native function that returns a status code, and its result through the out-parameter {@code slot}. */
+    @FunctionalInterface
+    public interface OutCall {
+        /**
+         * Invokes the downcall.
+         *
+         * @param slot the out-parameter
+         * @return the status code
+         * @throws Throwable whatever {@code invokeExact} throws
+         */
+        int call(MemorySegment slot) throws Throwable;
+    }
+
+    /** A call layer's rule for a status code: throws its module's exception unless the code means success. */
+    @FunctionalInterface
+    public interface StatusCheck {
+        /**
+         * Checks one code.
+         *
+         * @param code the status code
+         * @param call names the function in the exception
+         */
+        void check(int code, String call);
+    }
+
+    /**
+     * Runs {@code function} with a fresh out-parameter and checks the status it returns, under
+     * the policy of {@link #rethrow}.
+     *
+     * @param slot     {@code JAVA_INT} for an {@code int}; an 8-byte layout for a {@code size_t} or pointer
+     * @param call     names the function in the exception
+     * @param function the downcall
+     * @param check    the call layer's status check
+     * @return what the function wrote to the out-parameter
+     */
+    public static long out(ValueLayout slot, String call, OutCall function, StatusCheck check) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(slot);
+            check.check(function.call(value), call);
+            return slot.byteSize() == 4 ? value.get(JAVA_INT, 0) : value.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     /**

@@ -1,5 +1,7 @@
 package org.jdlpack.abi.internal;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -36,6 +38,29 @@ class DowncallsTest {
         IllegalStateException closed = new IllegalStateException("Already closed");
         assertThat(Downcalls.rethrow(closed)).isSameAs(closed);
         assertThat(Downcalls.rethrow(new IOException("impossible"))).isInstanceOf(UndeclaredThrowableException.class);
+    }
+
+    @Test
+    void anOutParameterCallReturnsWhatTheFunctionWroteOnlyWhenItsStatusPasses() {
+        Downcalls.StatusCheck check = (code, call) -> {
+            if (code != 0) {
+                throw new IllegalStateException(call + " failed: " + code);
+            }
+        };
+        assertThat(Downcalls.out(JAVA_INT, "count", slot -> {
+            slot.set(JAVA_INT, 0, -7);
+            return 0;
+        }, check)).isEqualTo(-7);
+        assertThat(Downcalls.out(JAVA_LONG, "size", slot -> {
+            slot.set(JAVA_LONG, 0, 1L << 40);
+            return 0;
+        }, check)).isEqualTo(1L << 40);
+        assertThatThrownBy(() -> Downcalls.out(JAVA_INT, "count", slot -> 5, check)).isInstanceOf(IllegalStateException.class)
+                .hasMessage("count failed: 5");
+        StackOverflowError overflow = new StackOverflowError();
+        assertThatThrownBy(() -> Downcalls.out(JAVA_INT, "count", slot -> {
+            throw overflow;
+        }, check)).isSameAs(overflow);
     }
 
     @Test

@@ -1,0 +1,104 @@
+package org.jdlpack.abi.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * A system library a device module calls (libOpenCL, libcudart), opened once, and the downcalls
+ * bound from it.
+ *
+ * <p>The call layers of both device modules load and bind the same way, so the policy lives here
+ * once: the first candidate the dynamic loader opens wins, and a library or function that is
+ * missing fails at the call, with a message naming it, instead of at class initialisation, so
+ * that the module still loads and can say what is missing.
+ *
+ * <p>Immutable and safe from any thread.
+ */
+@SuppressWarnings("restricted")
+public final class NativeLibrary {
+
+    private static final Linker LINKER = Linker.nativeLinker();
+
+    /** Null when no candidate opened. */
+    private final SymbolLookup lookup;
+    private final String name;
+    private final String loadFailure;
+    private final Function<String, ? extends RuntimeException> exception;
+
+    private NativeLibrary(SymbolLookup lookup, String name, String loadFailure,
+                          Function<String, ? extends RuntimeException> exception) {
+        this.lookup = lookup;
+        this.name = name;
+        this.loadFailure = loadFailure;
+        this.exception = exception;
+    }
+
+    /**
+     * Opens the first of {@code candidates} that the dynamic loader opens, for the lifetime of the
+     * JVM.
+     *
+     * @param owner       the class that calls the library: its module is the one native-access
+     *                    messages name
+     * @param candidates  sonames or paths, most preferred first
+     * @param loadFailure the message when none opens
+     * @param exception   the module's exception for a message
+     * @return the library, opened or not
+     * @throws IllegalCallerException naming the flag to pass, when native access is denied
+     */
+    public static NativeLibrary load(Class<?> owner, List<String> candidates, String loadFailure,
+                                     Function<String, ? extends RuntimeException> exception) {
+        NativeAccess.warnIfDisabled(owner);
+        for (String candidate : candidates) {
+            try {
+                return new NativeLibrary(SymbolLookup.libraryLookup(candidate, Arena.global()), candidate, null, exception);
+            } catch (IllegalArgumentException notThere) {
+                // try the next
+            } catch (IllegalCallerException e) {
+                throw NativeAccess.denied(owner, e);
+            }
+        }
+        return new NativeLibrary(null, null, loadFailure, exception);
+    }
+
+    /** {@return the candidate that opened, or empty when none did} */
+    public Optional<String> name() {
+        return Optional.ofNullable(name);
+    }
+
+    /** {@return why no candidate opened, or null when one did} */
+    public String loadFailure() {
+        return loadFailure;
+    }
+
+    /**
+     * Throws the module's exception with {@link #loadFailure()} unless the library opened.
+     */
+    public void require() {
+        if (lookup == null) {
+            throw exception.apply(loadFailure);
+        }
+    }
+
+    /**
+     * The downcall for {@code symbol}; when the library or the symbol is missing, a stand-in that
+     * throws the module's exception, with {@link #loadFailure()} or {@code missing}, at each call.
+     *
+     * @param symbol     the function's name
+     * @param descriptor its C signature
+     * @param missing    the message when the library lacks the function
+     * @return the handle
+     */
+    public MethodHandle bind(String symbol, FunctionDescriptor descriptor, String missing) {
+        if (lookup == null) {
+            return Downcalls.failing(descriptor.toMethodType(), () -> exception.apply(loadFailure));
+        }
+        return lookup.find(symbol).map(address -> LINKER.downcallHandle(address, descriptor))
+                .orElseGet(() -> Downcalls.failing(descriptor.toMethodType(), () -> exception.apply(missing)));
+    }
+}
