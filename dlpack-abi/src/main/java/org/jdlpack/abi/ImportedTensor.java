@@ -162,29 +162,17 @@ public final class ImportedTensor implements AutoCloseable {
         return new ImportedTensor(kind, cell, fields, arena, false);
     }
 
-    /**
-     * Which struct was imported.
-     *
-     * @return the kind
-     */
+    /** {@return which struct was imported} */
     public ManagedTensorKind kind() {
         return kind;
     }
 
-    /**
-     * The address of the imported struct, for diagnostics.
-     *
-     * @return the {@code DLManagedTensor(Versioned)*}
-     */
+    /** {@return the address of the imported {@code DLManagedTensor(Versioned)*}, for diagnostics} */
     public long managedTensorAddress() {
         return cell.address;
     }
 
-    /**
-     * The DLPack version the producer stamped, for a versioned struct.
-     *
-     * @return the version, or empty for a legacy struct, which has none
-     */
+    /** {@return the DLPack version the producer stamped; empty for a legacy struct, which has none} */
     public Optional<DLPackVersion> version() {
         return Optional.ofNullable(fields.dlpackVersion());
     }
@@ -220,20 +208,14 @@ public final class ImportedTensor implements AutoCloseable {
     }
 
     /**
-     * The {@code data} field: a host or device address, or a {@code cl_mem} on OpenCL. May be 0 for
-     * a tensor with no elements.
-     *
-     * @return the raw data pointer
+     * {@return the {@code data} field: a host or device address, or a {@code cl_mem} on OpenCL; may
+     * be 0 for a tensor with no elements}
      */
     public long dataAddress() {
         return fields.data();
     }
 
-    /**
-     * The lifetime shared by this tensor and its segments.
-     *
-     * @return the scope
-     */
+    /** {@return the lifetime shared by this tensor and its segments} */
     public MemorySegment.Scope scope() {
         return arena.scope();
     }
@@ -247,11 +229,7 @@ public final class ImportedTensor implements AutoCloseable {
         return !callersArena;
     }
 
-    /**
-     * Whether the tensor is still alive (its deleter has not been called).
-     *
-     * @return {@code true} until the scope ends
-     */
+    /** {@return whether the tensor is still alive: its deleter has not been called} */
     public boolean isAlive() {
         return arena.scope().isAlive();
     }

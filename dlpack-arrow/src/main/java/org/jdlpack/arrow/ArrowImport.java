@@ -22,6 +22,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 
@@ -99,28 +100,18 @@ public final class ArrowImport {
     }
 
     /**
-     * Imports a {@code DLManagedTensorVersioned*}, taking ownership of it.
+     * Imports a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, taking ownership of
+     * it; see {@link #importTensor(ManagedTensorHandle)}.
      *
+     * @param kind    which struct {@code pointer} points to
      * @param pointer the struct
      * @return the vector
      * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
      * @throws IllegalArgumentException naming the field, if the tensor has no Arrow form (or needs a
      *                                  copy and {@link #zeroCopyOnly()} was chosen)
      */
-    public ImportedVector importVersioned(MemorySegment pointer) {
-        return importTensor(ManagedTensorHandle.ofVersioned(pointer));
-    }
-
-    /**
-     * Imports a legacy {@code DLManagedTensor*}, taking ownership of it.
-     *
-     * @param pointer the struct
-     * @return the vector
-     * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
-     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
-     */
-    public ImportedVector importLegacy(MemorySegment pointer) {
-        return importTensor(ManagedTensorHandle.ofLegacy(pointer));
+    public ImportedVector importTensor(ManagedTensorKind kind, MemorySegment pointer) {
+        return importTensor(ManagedTensorHandle.of(kind, pointer));
     }
 
     /**
@@ -131,7 +122,7 @@ public final class ArrowImport {
      * @param handle the managed tensor
      * @return the vector
      * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
-     * @throws IllegalArgumentException as {@link #importVersioned(MemorySegment)} does
+     * @throws IllegalArgumentException as {@link #importTensor(ManagedTensorKind, MemorySegment)} does
      * @throws IllegalStateException    if the handle no longer owns its tensor
      */
     public ImportedVector importTensor(ManagedTensorHandle handle) {
@@ -156,7 +147,7 @@ public final class ArrowImport {
      * @return the vector
      * @throws IllegalStateException    if the tensor was already closed
      * @throws IllegalArgumentException if the tensor lives in a caller's arena (left untouched),
-     *                                  or as {@link #importVersioned(MemorySegment)} does
+     *                                  or as {@link #importTensor(ManagedTensorKind, MemorySegment)} does
      */
     public ImportedVector importTensor(ImportedTensor tensor) {
         if (!Objects.requireNonNull(tensor, "tensor").isAlive()) {

@@ -95,7 +95,7 @@ class ArrowImportTest {
         }
         long data = peer.field(produced.pointer(), false, DATA);
 
-        ImportedVector imported = ArrowImport.into(allocator).named("x").importVersioned(produced.pointer());
+        ImportedVector imported = ArrowImport.into(allocator).named("x").importTensor(ManagedTensorKind.VERSIONED, produced.pointer());
         assertThat(imported.isCopy()).isFalse();
         FieldVector vector = imported.vector();
         assertThat(vector.getMinorType()).isEqualTo(type);
@@ -114,7 +114,7 @@ class ArrowImportTest {
     @Test
     void aMatrixBecomesAFixedSizeListOfRows() {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(3, 4));
-        try (ImportedVector imported = ArrowImport.into(allocator).named("embedding").zeroCopyOnly().importVersioned(produced.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).named("embedding").zeroCopyOnly().importTensor(ManagedTensorKind.VERSIONED, produced.pointer())) {
             FixedSizeListVector rows = (FixedSizeListVector) imported.vector();
             assertThat(rows.getListSize()).isEqualTo(4);
             assertThat(rows.getValueCount()).isEqualTo(3);
@@ -129,7 +129,7 @@ class ArrowImportTest {
     @Test
     void theDeleterRunsOnceWhenTheLastVectorSharingTheMemoryIsReleasedOnAnyThread() throws InterruptedException {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(100));
-        ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer());
+        ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, produced.pointer());
         TransferPair pair = imported.vector().getTransferPair(allocator);
         pair.splitAndTransfer(10, 5);
         Float4Vector slice = (Float4Vector) pair.getTo();
@@ -200,7 +200,7 @@ class ArrowImportTest {
     void anImportedVectorReExportedIsReleasedByTheConsumersDeleterOnANativeThread() {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(8));
         long data = peer.field(produced.pointer(), false, DATA);
-        ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer());
+        ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, produced.pointer());
         MemorySegment managed = ArrowExport.of(imported.vector()).export().consume();
         imported.close();
         assertThat(peer.deleterCalls(produced.id())).as("the re-export holds the producer's memory").isZero();
@@ -216,7 +216,7 @@ class ArrowImportTest {
     void aStridedTensorIsCopiedWithANoteOrRefusedWhenZeroCopyIsDemanded() {
         // Column-major 2 x 3: element (i, j) sits at memory position i + 2 j, where the peer wrote i + 2 j.
         CPeer.Produced produced = make(PeerTensor.versioned().shape(2, 3).strides(1, 2));
-        try (ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, produced.pointer())) {
             assertThat(peer.deleterCalls(produced.id())).as("a copy releases the tensor at once").isEqualTo(1);
             assertThat(imported.copyReason()).hasValueSatisfying(reason -> assertThat(reason).contains("not compact row-major")
                     .contains("strides [1, 2]"));
@@ -225,7 +225,7 @@ class ArrowImportTest {
         }
 
         CPeer.Produced refused = make(PeerTensor.versioned().shape(2, 3).strides(1, 2));
-        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importVersioned(refused.pointer()))
+        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importTensor(ManagedTensorKind.VERSIONED, refused.pointer()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero-copy import refused")
                 .hasMessageContaining("not compact row-major");
         assertThat(peer.deleterCalls(refused.id())).isEqualTo(1);
@@ -234,14 +234,14 @@ class ArrowImportTest {
     @Test
     void aReadOnlyTensorIsCopiedBecauseArrowVectorsAreWritable() {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(4).flags(DLTensorFlag.READ_ONLY.mask()));
-        try (ImportedVector imported = ArrowImport.into(allocator).importVersioned(produced.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, produced.pointer())) {
             assertThat(imported.copyReason()).hasValueSatisfying(reason -> assertThat(reason).contains("READ_ONLY"));
             assertThat(((Float4Vector) imported.vector()).getDataBuffer().memoryAddress())
                     .isNotEqualTo(peer.field(produced.pointer(), false, DATA));
             assertThat(Columns.objects(imported.vector())).isEqualTo(java.util.List.of(0f, 1f, 2f, 3f));
         }
         CPeer.Produced refused = make(PeerTensor.versioned().shape(4).flags(DLTensorFlag.READ_ONLY.mask()));
-        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importVersioned(refused.pointer()))
+        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importTensor(ManagedTensorKind.VERSIONED, refused.pointer()))
                 .hasMessageContaining("READ_ONLY");
         assertThat(peer.deleterCalls(produced.id()) + peer.deleterCalls(refused.id())).isEqualTo(2);
     }
@@ -253,7 +253,7 @@ class ArrowImportTest {
         halves.setDouble(0, 1.5);
         halves.setDouble(1, -256);
         halves.setDouble(2, 0.0078125);
-        try (ImportedVector imported = ArrowImport.into(allocator).importVersioned(bf16.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, bf16.pointer())) {
             assertThat(imported.vector()).isInstanceOf(Float4Vector.class);
             assertThat(imported.copyReason()).hasValueSatisfying(reason -> assertThat(reason).contains("bfloat16"));
             assertThat(Columns.objects(imported.vector())).isEqualTo(java.util.List.of(1.5f, -256f, 0.0078125f));
@@ -264,7 +264,7 @@ class ArrowImportTest {
         for (int i = 0; i < 10; i++) {
             flags.setBoolean(i, i % 4 == 1);
         }
-        try (ImportedVector imported = ArrowImport.into(allocator).importVersioned(bools.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, bools.pointer())) {
             BitVector bits = (BitVector) imported.vector();
             for (int i = 0; i < 10; i++) {
                 assertThat(bits.get(i)).as("bit %d", i).isEqualTo(i % 4 == 1 ? 1 : 0);
@@ -281,8 +281,8 @@ class ArrowImportTest {
             signed.setLong(i, i * 3 - 8);
             unsigned.setLong(i, i * 3 + 3);
         }
-        try (ImportedVector s = ArrowImport.into(allocator).importVersioned(nibbles.pointer());
-             ImportedVector u = ArrowImport.into(allocator).importVersioned(unsignedNibbles.pointer())) {
+        try (ImportedVector s = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, nibbles.pointer());
+             ImportedVector u = ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, unsignedNibbles.pointer())) {
             assertThat(s.vector()).isInstanceOf(TinyIntVector.class);
             assertThat(Columns.objects(s.vector())).isEqualTo(java.util.List.of((byte) -8, (byte) -5, (byte) -2, (byte) 1, (byte) 4));
             assertThat(u.vector()).isInstanceOf(UInt1Vector.class);
@@ -290,7 +290,7 @@ class ArrowImportTest {
         }
 
         CPeer.Produced refused = make(PeerTensor.versioned().dtype(4, 16, 1).shape(3));
-        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importVersioned(refused.pointer()))
+        assertThatThrownBy(() -> ArrowImport.into(allocator).zeroCopyOnly().importTensor(ManagedTensorKind.VERSIONED, refused.pointer()))
                 .hasMessageContaining("zero-copy import refused: bfloat16 has no Arrow vector type");
         for (CPeer.Produced p : java.util.List.of(bf16, bools, nibbles, unsignedNibbles, refused)) {
             assertThat(peer.deleterCalls(p.id())).isEqualTo(1);
@@ -309,7 +309,7 @@ class ArrowImportTest {
 
     private void assertRefused(PeerTensor tensor, String message) {
         CPeer.Produced produced = make(tensor);
-        assertThatThrownBy(() -> ArrowImport.into(allocator).importVersioned(produced.pointer()))
+        assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(ManagedTensorKind.VERSIONED, produced.pointer()))
                 .isInstanceOfAny(IllegalArgumentException.class, InvalidTensorException.class).hasMessageContaining(message);
         assertThat(peer.deleterCalls(produced.id())).as("deleter of a refused tensor").isEqualTo(1);
         assertThat(allocator.getAllocatedMemory()).isZero();
@@ -319,7 +319,7 @@ class ArrowImportTest {
     void anAllocatorWithoutRoomRefusesTheTensorAndReleasesIt() {
         try (BufferAllocator small = allocator.newChildAllocator("small", 0, 1024)) {
             CPeer.Produced produced = make(PeerTensor.versioned().shape(1000));
-            assertThatThrownBy(() -> ArrowImport.into(small).importVersioned(produced.pointer())).isInstanceOf(OutOfMemoryException.class);
+            assertThatThrownBy(() -> ArrowImport.into(small).importTensor(ManagedTensorKind.VERSIONED, produced.pointer())).isInstanceOf(OutOfMemoryException.class);
             assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
             assertThat(small.getAllocatedMemory()).isZero();
         }
@@ -328,7 +328,7 @@ class ArrowImportTest {
     @Test
     void aLegacyTensorImportsTheSameWay() {
         CPeer.Produced produced = make(PeerTensor.legacy().shape(6));
-        try (ImportedVector imported = ArrowImport.into(allocator).zeroCopyOnly().importLegacy(produced.pointer())) {
+        try (ImportedVector imported = ArrowImport.into(allocator).zeroCopyOnly().importTensor(ManagedTensorKind.LEGACY, produced.pointer())) {
             assertThat(((Float4Vector) imported.vector()).get(5)).isEqualTo(5f);
         }
         assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);

@@ -1,11 +1,6 @@
 package org.jdlpack.cpu;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -22,7 +17,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
 
 /**
  * A tensor in host-addressable memory, read and written from Java: typed element access for every
- * DLPack data type, and bulk copies to and from Java arrays.
+ * DLPack data type, and bulk copies to and from Java arrays ({@link ArrayCopies}).
  *
  * <p>A host tensor is a view: it does not own its memory. It is backed by a {@link MemorySegment}
  * bounded to exactly the bytes its shape, strides and dtype reach, and it lives as long as that
@@ -49,7 +44,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * the same elements from several threads race as they would on any shared memory. Packed sub-byte
  * writes read-modify-write whole bytes, so concurrent writes to neighbouring packed elements race.
  */
-public final class HostTensorView {
+public final class HostTensorView implements ArrayCopies {
 
     private final MemorySegment segment;
     /** Where the elements lie in {@link #segment}: its byte_offset is element 0's offset there. */
@@ -347,108 +342,7 @@ public final class HostTensorView {
         write(position, 0, 0, value ? 1 : 0);
     }
 
-    // ----- bulk copies -----
-    // Array copies move raw bits between elements and array values of the same width, in row-major
-    // order: one copy when the tensor is compact, else one per contiguous row or per element.
-    // Each throws IllegalArgumentException when the widths or the lengths differ.
-
-    /**
-     * Copies every element into an array; for 32-bit types ({@code float32}, {@code int32},
-     * {@code uint32}) the bits are copied unchanged.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 32-bit elements
-     */
-    public void copyTo(float[] destination) {
-        StridedCopy.array(this, destination, JAVA_FLOAT_UNALIGNED, 32, false);
-    }
-
-    /**
-     * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 64-bit elements
-     */
-    public void copyTo(double[] destination) {
-        StridedCopy.array(this, destination, JAVA_DOUBLE_UNALIGNED, 64, false);
-    }
-
-    /**
-     * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 32-bit elements
-     */
-    public void copyTo(int[] destination) {
-        StridedCopy.array(this, destination, JAVA_INT_UNALIGNED, 32, false);
-    }
-
-    /**
-     * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 64-bit elements
-     */
-    public void copyTo(long[] destination) {
-        StridedCopy.array(this, destination, JAVA_LONG_UNALIGNED, 64, false);
-    }
-
-    /**
-     * Copies every element into an array (raw bits of float16 and bfloat16); see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 16-bit elements
-     */
-    public void copyTo(short[] destination) {
-        StridedCopy.array(this, destination, JAVA_SHORT_UNALIGNED, 16, false);
-    }
-
-    /**
-     * Copies every element into an array; see {@link #copyTo(float[])}.
-     * @param destination an array of exactly {@code layout().elementCount()} values; 8-bit elements
-     */
-    public void copyTo(byte[] destination) {
-        StridedCopy.array(this, destination, JAVA_BYTE, 8, false);
-    }
-
-    /**
-     * Overwrites every element, in row-major order, from an array.
-     * @param source exactly {@code layout().elementCount()} values; 32-bit elements
-     * @throws UnsupportedOperationException if the tensor is read-only
-     */
-    public void copyFrom(float[] source) {
-        StridedCopy.array(this, source, JAVA_FLOAT_UNALIGNED, 32, true);
-    }
-
-    /**
-     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@code layout().elementCount()} values; 64-bit elements
-     */
-    public void copyFrom(double[] source) {
-        StridedCopy.array(this, source, JAVA_DOUBLE_UNALIGNED, 64, true);
-    }
-
-    /**
-     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@code layout().elementCount()} values; 32-bit elements
-     */
-    public void copyFrom(int[] source) {
-        StridedCopy.array(this, source, JAVA_INT_UNALIGNED, 32, true);
-    }
-
-    /**
-     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@code layout().elementCount()} values; 64-bit elements
-     */
-    public void copyFrom(long[] source) {
-        StridedCopy.array(this, source, JAVA_LONG_UNALIGNED, 64, true);
-    }
-
-    /**
-     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@code layout().elementCount()} values; 16-bit elements
-     */
-    public void copyFrom(short[] source) {
-        StridedCopy.array(this, source, JAVA_SHORT_UNALIGNED, 16, true);
-    }
-
-    /**
-     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
-     * @param source exactly {@code layout().elementCount()} values; 8-bit elements
-     */
-    public void copyFrom(byte[] source) {
-        StridedCopy.array(this, source, JAVA_BYTE, 8, true);
-    }
+    // ----- bulk copies (those to and from Java arrays are in ArrayCopies) -----
 
     /**
      * Copies the elements into fresh compact row-major memory from {@code arena}, 256-byte
