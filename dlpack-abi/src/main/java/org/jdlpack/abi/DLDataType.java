@@ -99,20 +99,14 @@ public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
         return null;
     }
 
-    /**
-     * Bits one element occupies when packed: {@code bits * lanes}.
-     *
-     * @return the element width in bits
-     */
+    /** {@return the bits one element occupies when packed: {@code bits * lanes}} */
     public long bitsPerElement() {
         return (long) bits * lanes;
     }
 
     /**
-     * Whether an element is narrower than a whole number of bytes, so that elements share bytes
-     * unless the tensor says they are padded.
-     *
-     * @return {@code true} when {@code bits * lanes} is not a multiple of 8
+     * {@return whether an element is narrower than a whole number of bytes ({@code bits * lanes} is
+     * not a multiple of 8), so that elements share bytes unless the tensor says they are padded}
      */
     public boolean isSubByte() {
         return bitsPerElement() % 8 != 0;

@@ -58,11 +58,7 @@ public enum DLDataTypeCode {
         this.code = code;
     }
 
-    /**
-     * The C enum value.
-     *
-     * @return the value of this constant in {@code DLDataTypeCode}
-     */
+    /** {@return the C enum value of this constant in {@code DLDataTypeCode}} */
     public int code() {
         return code;
     }

@@ -31,19 +31,15 @@ public record DLDevice(int deviceType, int deviceId) {
         return new DLDevice(type.code(), id);
     }
 
-    /**
-     * The device type, when DLPack 1.3 defines it.
-     *
-     * @return the type, or empty for a code this library does not know
-     */
+    /** {@return the device type when DLPack 1.3 defines it; empty for a code this library does not know} */
     public Optional<DLDeviceType> type() {
         return DLDeviceType.of(deviceType);
     }
 
     /**
-     * Whether the CPU can read this device's memory directly; unknown device types are not.
+     * {@return whether the CPU can read this device's memory directly: {@code true} for CPU, CUDA
+     * host, ROCm host and CUDA managed memory; unknown device types are not}
      *
-     * @return {@code true} for CPU, CUDA host, ROCm host and CUDA managed memory
      * @see DLDeviceType#isHostAccessible()
      */
     public boolean isHostAccessible() {

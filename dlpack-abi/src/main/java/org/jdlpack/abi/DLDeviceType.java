@@ -58,21 +58,15 @@ public enum DLDeviceType {
         this.hostAccessible = hostAccessible;
     }
 
-    /**
-     * The C enum value.
-     *
-     * @return the value of this constant in {@code DLDeviceType}
-     */
+    /** {@return the C enum value of this constant in {@code DLDeviceType}} */
     public int code() {
         return code;
     }
 
     /**
-     * Whether the CPU can dereference {@code data + byte_offset} of a tensor on this device type
-     * directly: CPU, CUDA host, ROCm host and CUDA managed memory. For all other device types the
-     * data pointer is an address or handle the CPU must not read.
-     *
-     * @return {@code true} for the host-addressable device types
+     * {@return whether the CPU can dereference {@code data + byte_offset} of a tensor on this
+     * device type directly: {@code true} for CPU, CUDA host, ROCm host and CUDA managed memory} For
+     * all other device types the data pointer is an address or handle the CPU must not read.
      */
     public boolean isHostAccessible() {
         return hostAccessible;

@@ -18,89 +18,65 @@ public final class DLPackStats {
     private DLPackStats() {
     }
 
-    /**
-     * Exports whose deleter has not been called yet.
-     *
-     * @return the number of live exports
-     */
+    /** {@return the number of exports whose deleter has not been called yet} */
     public static long liveExports() {
         return Counters.LIVE_EXPORTS.sum();
     }
 
-    /**
-     * Native bytes held by live export headers (struct, shape and strides).
-     *
-     * @return the bytes allocated and not yet freed
-     */
+    /** {@return the native bytes held by live export headers (struct, shape and strides): allocated and not yet freed} */
     public static long exportHeaderBytes() {
         return Counters.EXPORT_HEADER_BYTES.sum();
     }
 
     /**
-     * Managed tensors Java currently owns: handles not yet consumed, imported or closed, and
-     * imported tensors not yet released.
-     *
-     * @return the count
+     * {@return the number of managed tensors Java currently owns: handles not yet consumed,
+     * imported or closed, and imported tensors not yet released}
      */
     public static long ownedManagedTensors() {
         return Counters.OWNED_MANAGED_TENSORS.sum();
     }
 
     /**
-     * Deleter calls for pointers that were not live exports (a second call, or a bogus pointer).
-     * They were ignored.
-     *
-     * @return the count
+     * {@return the number of deleter calls for pointers that were not live exports (a second call,
+     * or a bogus pointer)} They were ignored.
      */
     public static long bogusDeleterCalls() {
         return Counters.BOGUS_DELETER_CALLS.sum();
     }
 
     /**
-     * Deleters that failed: an exception inside jdlpack's own deleter, or a failed call of a
-     * foreign one.
-     *
-     * @return the count
+     * {@return the number of deleters that failed: an exception inside jdlpack's own deleter, or a
+     * failed call of a foreign one}
      */
     public static long deleterFailures() {
         return Counters.DELETER_FAILURES.sum();
     }
 
-    /**
-     * Release actions of {@link ExportOwner}s that threw.
-     *
-     * @return the count
-     */
+    /** {@return the number of release actions of {@link ExportOwner}s that threw} */
     public static long releaseCallbackFailures() {
         return Counters.RELEASE_CALLBACK_FAILURES.sum();
     }
 
     /**
-     * Handles and imported tensors that became unreachable without being closed, and were released
-     * by the safety net.
-     *
-     * @return the count
+     * {@return the number of handles and imported tensors that became unreachable without being
+     * closed, and were released by the safety net}
      */
     public static long leaksReported() {
         return Counters.LEAKS.sum();
     }
 
     /**
-     * Whether leak tracking records creation sites: the system property
-     * {@code org.jdlpack.leakTracking=true} at start-up.
-     *
-     * @return {@code true} when tracking is on
+     * {@return whether leak tracking records creation sites: {@code true} when the system property
+     * {@code org.jdlpack.leakTracking=true} was set at start-up}
      */
     public static boolean leakTrackingEnabled() {
         return LeakTracking.isEnabled();
     }
 
     /**
-     * Every export, handle and imported tensor still alive, each with the stack trace of where it
-     * was created; for finding what holds memory in a long-running process. Empty unless leak
-     * tracking is on.
-     *
-     * @return one description per live object
+     * {@return one description for every export, handle and imported tensor still alive, each with
+     * the stack trace of where it was created; empty unless leak tracking is on} For finding what
+     * holds memory in a long-running process.
      */
     public static List<String> liveAllocationSites() {
         return LeakTracking.liveSites();

@@ -51,9 +51,8 @@ public record DLPackVersion(long major, long minor) implements Comparable<DLPack
     }
 
     /**
-     * Whether this library can read a managed tensor stamped with this version.
-     *
-     * @return {@code true} when the major version is {@value #SUPPORTED_MAJOR}
+     * {@return whether this library can read a managed tensor stamped with this version:
+     * {@code true} when the major version is {@value #SUPPORTED_MAJOR}}
      */
     public boolean isSupported() {
         return major == SUPPORTED_MAJOR;

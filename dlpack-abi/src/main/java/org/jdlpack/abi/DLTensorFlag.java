@@ -26,11 +26,7 @@ public enum DLTensorFlag {
         this.mask = mask;
     }
 
-    /**
-     * The bit of this flag.
-     *
-     * @return the mask, a single set bit
-     */
+    /** {@return the bit of this flag, as a mask with a single set bit} */
     public long mask() {
         return mask;
     }

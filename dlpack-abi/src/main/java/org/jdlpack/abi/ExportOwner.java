@@ -181,20 +181,14 @@ public final class ExportOwner implements AutoCloseable {
     }
 
     /**
-     * The current reference count: 1 for the Java side until {@link #close()}, plus one per live
-     * export. A snapshot, for monitoring and tests.
-     *
-     * @return the count; 0 once released
+     * {@return the current reference count: 1 for the Java side until {@link #close()}, plus one
+     * per live export; 0 once released} A snapshot, for monitoring and tests.
      */
     public long references() {
         return (long) REFERENCES.getVolatile(this);
     }
 
-    /**
-     * Whether the release action has run (or is running).
-     *
-     * @return {@code true} once the last reference is gone
-     */
+    /** {@return whether the release action has run (or is running): {@code true} once the last reference is gone} */
     public boolean isReleased() {
         return references() == 0;
     }

@@ -9,11 +9,12 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@link #CONFINED}, the default: the tensor has a confined arena of its own. Only the
- *       importing thread may read its segments and close it; closing costs tens of nanoseconds.
+ *       importing thread may read its segments and close it; closing is a plain state change.
  *       A forgotten tensor is released by the safety net after garbage collection.</li>
  *   <li>{@link #SHARED}: the tensor has a shared arena of its own; any thread may read and close
- *       it. Closing a shared arena is a handshake with every JVM thread (tens of microseconds,
- *       growing with the thread count), so use it only for tensors that really cross threads.</li>
+ *       it. Closing a shared arena is a handshake with every JVM thread (orders of magnitude slower
+ *       than a confined close, and growing with the thread count), so use it only for tensors that
+ *       really cross threads.</li>
  *   <li>{@link #in(Arena)}: the tensor lives exactly as long as an arena the caller owns; closing
  *       that arena calls the deleter of every tensor imported into it. A shared arena holding
  *       many tensors pays one handshake for all of them.</li>

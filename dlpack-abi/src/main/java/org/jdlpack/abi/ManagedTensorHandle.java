@@ -78,29 +78,17 @@ public final class ManagedTensorHandle implements AutoCloseable {
         return pointer.address();
     }
 
-    /**
-     * Which struct the pointer refers to.
-     *
-     * @return the kind
-     */
+    /** {@return which struct the pointer refers to} */
     public ManagedTensorKind kind() {
         return cell.kind;
     }
 
-    /**
-     * The struct's address, whether or not the handle still owns it.
-     *
-     * @return the address
-     */
+    /** {@return the struct's address, whether or not the handle still owns it} */
     public long address() {
         return cell.address;
     }
 
-    /**
-     * Whether the handle still owns its pointer: not consumed, imported or closed.
-     *
-     * @return {@code true} while owned
-     */
+    /** {@return whether the handle still owns its pointer: not consumed, imported or closed} */
     public boolean isOwned() {
         return cell.state() == OwnershipCell.OWNED;
     }

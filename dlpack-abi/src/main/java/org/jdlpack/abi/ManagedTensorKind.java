@@ -31,47 +31,27 @@ public enum ManagedTensorKind {
         this.deleterOffset = deleterOffset;
     }
 
-    /**
-     * {@code sizeof} the struct.
-     *
-     * @return the struct size in bytes
-     */
+    /** {@return {@code sizeof} the struct, in bytes} */
     public long structSize() {
         return structSize;
     }
 
-    /**
-     * Offset of the embedded {@code DLTensor}.
-     *
-     * @return the offset of {@code dl_tensor}
-     */
+    /** {@return the offset of {@code dl_tensor}, the embedded {@code DLTensor}} */
     public long dlTensorOffset() {
         return dlTensorOffset;
     }
 
-    /**
-     * Offset of {@code manager_ctx}.
-     *
-     * @return the offset of {@code manager_ctx}
-     */
+    /** {@return the offset of {@code manager_ctx}} */
     public long managerCtxOffset() {
         return managerCtxOffset;
     }
 
-    /**
-     * Offset of the {@code deleter} function pointer.
-     *
-     * @return the offset of {@code deleter}
-     */
+    /** {@return the offset of the {@code deleter} function pointer} */
     public long deleterOffset() {
         return deleterOffset;
     }
 
-    /**
-     * The C name of the struct, for messages.
-     *
-     * @return {@code DLManagedTensorVersioned} or {@code DLManagedTensor}
-     */
+    /** {@return the C name of the struct, for messages: {@code DLManagedTensorVersioned} or {@code DLManagedTensor}} */
     public String structName() {
         return this == VERSIONED ? "DLManagedTensorVersioned" : "DLManagedTensor";
     }

@@ -26,11 +26,7 @@ public record TensorExtent(long startByte, long byteSize) {
         }
     }
 
-    /**
-     * One past the last reachable byte, relative to {@code data + byte_offset}.
-     *
-     * @return {@code startByte + byteSize}
-     */
+    /** {@return one past the last reachable byte, relative to {@code data + byte_offset}: {@code startByte + byteSize}} */
     public long endByte() {
         return startByte + byteSize;
     }

@@ -21,11 +21,7 @@ public class UnsupportedDeviceException extends DLPackException {
         this.device = device;
     }
 
-    /**
-     * The device of the tensor.
-     *
-     * @return the device
-     */
+    /** {@return the device of the tensor} */
     public DLDevice device() {
         return device;
     }

@@ -21,11 +21,7 @@ public class UnsupportedVersionException extends DLPackException {
         this.version = version;
     }
 
-    /**
-     * The version found in the struct.
-     *
-     * @return the rejected version
-     */
+    /** {@return the rejected version found in the struct} */
     public DLPackVersion version() {
         return version;
     }

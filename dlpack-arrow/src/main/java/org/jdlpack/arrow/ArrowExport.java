@@ -77,10 +77,8 @@ public final class ArrowExport {
     }
 
     /**
-     * Marks the exported tensor read-only: {@code READ_ONLY} is set in the versioned struct, and a
-     * legacy export, which cannot say so, is refused.
-     *
-     * @return a read-only export of the same vector
+     * {@return a read-only export of the same vector: {@code READ_ONLY} is set in the versioned
+     * struct, and a legacy export, which cannot say so, is refused}
      */
     public ArrowExport readOnly() {
         return new ArrowExport(vector, true, fillNulls, fill);

@@ -49,10 +49,10 @@ import org.jdlpack.cpu.HostTensorView;
  * Importing takes ownership of the managed tensor. Its memory is held with a lifetime that any
  * thread may end ({@code ImportLifetime.SHARED}: the thread that closes the last vector, or a
  * native thread inside the deleter of a tensor re-exported from the vector), so ending it costs a
- * JVM-wide handshake, a few tens of microseconds, once per import. A tensor already imported
- * ({@link #importTensor(ImportedTensor)}) keeps the lifetime it was imported with. A vector leaked
- * without being closed still releases the tensor once the garbage collector finds it unreachable,
- * but Arrow's allocator keeps counting its bytes.
+ * JVM-wide handshake once per import. A tensor already imported ({@link #importTensor(ImportedTensor)})
+ * keeps the lifetime it was imported with. A vector leaked without being closed still releases the
+ * tensor once the garbage collector finds it unreachable, but Arrow's allocator keeps counting its
+ * bytes.
  *
  * <p>Instances are immutable and may be used from any thread, as the allocator allows.
  */
@@ -90,11 +90,7 @@ public final class ArrowImport {
         return new ArrowImport(allocator, Objects.requireNonNull(vectorName, "vectorName"), zeroCopyOnly);
     }
 
-    /**
-     * Refuses, instead of copying, any tensor that cannot be wrapped as it is.
-     *
-     * @return settings that never copy
-     */
+    /** {@return settings that never copy: they refuse, instead of copying, any tensor that cannot be wrapped as it is} */
     public ArrowImport zeroCopyOnly() {
         return new ArrowImport(allocator, name, true);
     }

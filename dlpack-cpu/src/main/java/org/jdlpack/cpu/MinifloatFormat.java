@@ -144,20 +144,12 @@ public enum MinifloatFormat {
         };
     }
 
-    /**
-     * Width of one value in bits: 8, 6 or 4.
-     *
-     * @return the bit width
-     */
+    /** {@return the width of one value in bits: 8, 6 or 4} */
     public int bits() {
         return width;
     }
 
-    /**
-     * The exponent bias.
-     *
-     * @return the bias
-     */
+    /** {@return the exponent bias} */
     public int bias() {
         return bias;
     }
@@ -243,11 +235,7 @@ public enum MinifloatFormat {
         return (ascending[low] & 1) == 0 ? ascending[low] : ascending[high];
     }
 
-    /**
-     * Every decoded value, indexed by encoding, for tests and lookup tables.
-     *
-     * @return a copy of the decoding table
-     */
+    /** {@return a copy of the decoding table: every decoded value, indexed by encoding, for tests and lookup tables} */
     public float[] decodingTable() {
         return Arrays.copyOf(table, table.length);
     }

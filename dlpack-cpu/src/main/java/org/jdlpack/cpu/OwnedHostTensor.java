@@ -162,20 +162,12 @@ public final class OwnedHostTensor implements AutoCloseable {
         return tensor;
     }
 
-    /**
-     * A view for reading and writing elements from Java.
-     *
-     * @return the view, valid while the memory lives
-     */
+    /** {@return a view for reading and writing elements from Java, valid while the memory lives} */
     public HostTensorView host() {
         return host;
     }
 
-    /**
-     * The memory and layout this tensor exports.
-     *
-     * @return the spec
-     */
+    /** {@return the spec: the memory and layout this tensor exports} */
     public TensorSpec spec() {
         return spec;
     }
@@ -224,11 +216,7 @@ public final class OwnedHostTensor implements AutoCloseable {
         }
     }
 
-    /**
-     * The reference count: 1 for this object until closed, plus one per live export.
-     *
-     * @return the count; 0 once the memory is released
-     */
+    /** {@return the reference count: 1 for this object until closed, plus one per live export; 0 once the memory is released} */
     public long references() {
         return owner.references();
     }

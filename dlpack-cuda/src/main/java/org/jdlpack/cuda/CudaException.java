@@ -48,29 +48,17 @@ public class CudaException extends DLPackException {
         this.call = null;
     }
 
-    /**
-     * The CUDA error code.
-     *
-     * @return the {@code cudaError_t}, 0 when the failure was not a CUDA error
-     */
+    /** {@return the CUDA error code ({@code cudaError_t}); 0 when the failure was not a CUDA error} */
     public int errorCode() {
         return errorCode;
     }
 
-    /**
-     * The error's name from {@code cudaGetErrorName}.
-     *
-     * @return for example {@code cudaErrorInvalidValue}, or null
-     */
+    /** {@return the error's name from {@code cudaGetErrorName}, for example {@code cudaErrorInvalidValue}, or null} */
     public String errorName() {
         return errorName;
     }
 
-    /**
-     * The runtime function that failed.
-     *
-     * @return its name, or null
-     */
+    /** {@return the name of the runtime function that failed, or null} */
     public String call() {
         return call;
     }

@@ -49,11 +49,7 @@ public final class CudaMemory implements AutoCloseable {
             this.deviceType = deviceType;
         }
 
-        /**
-         * The DLPack device type of this kind of memory.
-         *
-         * @return the device type
-         */
+        /** {@return the DLPack device type of this kind of memory} */
         public DLDeviceType deviceType() {
             return deviceType;
         }
@@ -128,46 +124,29 @@ public final class CudaMemory implements AutoCloseable {
         return new CudaMemory(kind, device, address, bytes, Objects.requireNonNull(release, "release"));
     }
 
-    /**
-     * The kind of memory.
-     *
-     * @return device, pinned or managed
-     */
+    /** {@return the kind of memory: device, pinned or managed} */
     public Kind kind() {
         return kind;
     }
 
-    /**
-     * The CUDA device ordinal.
-     *
-     * @return the device
-     */
+    /** {@return the CUDA device ordinal} */
     public int device() {
         return device;
     }
 
-    /**
-     * The pointer.
-     *
-     * @return the device (or host, for pinned memory) address
-     */
+    /** {@return the pointer: the device (or host, for pinned memory) address} */
     public long address() {
         return address;
     }
 
-    /**
-     * The size.
-     *
-     * @return bytes
-     */
+    /** {@return the size in bytes} */
     public long byteSize() {
         return byteSize;
     }
 
     /**
-     * The DLPack device of this memory.
-     *
-     * @return {@code kDLCUDA}, {@code kDLCUDAHost} or {@code kDLCUDAManaged} with the device id
+     * {@return the DLPack device of this memory: {@code kDLCUDA}, {@code kDLCUDAHost} or
+     * {@code kDLCUDAManaged} with the device id}
      */
     public DLDevice dlDevice() {
         return DLDevice.of(kind.deviceType(), kind == Kind.PINNED ? 0 : device);
@@ -251,11 +230,7 @@ public final class CudaMemory implements AutoCloseable {
         return owner.export(TensorSpec.builder(data, layout).device(dlDevice()).capacity(byteSize).build(), options);
     }
 
-    /**
-     * The reference count: 1 until closed, plus one per live export.
-     *
-     * @return the count; 0 once freed
-     */
+    /** {@return the reference count: 1 until closed, plus one per live export; 0 once freed} */
     public long references() {
         return owner.references();
     }

@@ -21,9 +21,8 @@ public final class CudaRuntime {
     }
 
     /**
-     * The libcudart this library loaded.
+     * {@return the path (or loader name) of the libcudart this library loaded}
      *
-     * @return its path (or loader name)
      * @throws CudaException if no CUDA runtime library was found, saying where it looked
      */
     public static Path library() {
@@ -31,28 +30,22 @@ public final class CudaRuntime {
         return Cudart.LIBRARY;
     }
 
-    /**
-     * {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor.
-     *
-     * @return the runtime version, for example 13000
-     */
+    /** {@return the runtime version from {@code cudaRuntimeGetVersion}: 1000 * major + 10 * minor, for example 13000} */
     public static int runtimeVersion() {
         return CudartDevices.runtimeGetVersion();
     }
 
     /**
-     * {@code cudaDriverGetVersion}: the CUDA version the installed driver supports.
-     *
-     * @return the driver version, or 0 when no driver is installed
+     * {@return the CUDA version the installed driver supports ({@code cudaDriverGetVersion}), or 0
+     * when no driver is installed}
      */
     public static int driverVersion() {
         return CudartDevices.driverGetVersion();
     }
 
     /**
-     * {@code cudaGetDeviceCount}.
+     * {@return the number of CUDA devices ({@code cudaGetDeviceCount})}
      *
-     * @return the number of CUDA devices
      * @throws CudaException when there is no driver ({@code cudaErrorInsufficientDriver}) or no
      *                       device ({@code cudaErrorNoDevice}), among others
      */
@@ -61,9 +54,8 @@ public final class CudaRuntime {
     }
 
     /**
-     * Whether at least one CUDA device is usable.
-     *
-     * @return {@code true} when {@link #deviceCount()} succeeds with at least one device
+     * {@return whether at least one CUDA device is usable: {@code true} when {@link #deviceCount()}
+     * succeeds with at least one device}
      */
     public static boolean hasDevice() {
         try {
@@ -74,10 +66,8 @@ public final class CudaRuntime {
     }
 
     /**
-     * One line on what was bound and what it sees: library, runtime and driver versions, and the
-     * devices or the reason there are none.
-     *
-     * @return the status
+     * {@return one line on what was bound and what it sees: library, runtime and driver versions,
+     * and the devices or the reason there are none}
      */
     public static String status() {
         try {

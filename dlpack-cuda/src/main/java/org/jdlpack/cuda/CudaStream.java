@@ -36,20 +36,14 @@ public final class CudaStream implements AutoCloseable {
     }
 
     /**
-     * The legacy default stream ({@code cudaStreamLegacy}), which synchronises with every
-     * blocking stream of its device.
-     *
-     * @return the stream
+     * {@return the legacy default stream ({@code cudaStreamLegacy}), which synchronises with every
+     * blocking stream of its device}
      */
     public static CudaStream legacyDefault() {
         return LEGACY;
     }
 
-    /**
-     * The per-thread default stream ({@code cudaStreamPerThread}).
-     *
-     * @return the stream
-     */
+    /** {@return the per-thread default stream ({@code cudaStreamPerThread})} */
     public static CudaStream perThreadDefault() {
         return PER_THREAD;
     }
@@ -75,11 +69,7 @@ public final class CudaStream implements AutoCloseable {
         return new CudaStream(handle, device, Arena.ofShared());
     }
 
-    /**
-     * The {@code cudaStream_t}.
-     *
-     * @return the handle (1 and 2 for the legacy and per-thread default streams)
-     */
+    /** {@return the {@code cudaStream_t} handle (1 and 2 for the legacy and per-thread default streams)} */
     public long handle() {
         return handle;
     }

@@ -89,20 +89,12 @@ public final class CudaTensorView {
         }
     }
 
-    /**
-     * The device the driver says the memory is on; may differ from the DLPack {@code device_id}.
-     *
-     * @return the CUDA device ordinal
-     */
+    /** {@return the CUDA device ordinal the driver says the memory is on; may differ from the DLPack {@code device_id}} */
     public int driverDevice() {
         return driverDevice;
     }
 
-    /**
-     * Whether the driver reports managed (unified) memory.
-     *
-     * @return {@code true} for managed memory
-     */
+    /** {@return whether the driver reports managed (unified) memory} */
     public boolean isManaged() {
         return memoryType == Cudart.MEMORY_TYPE_MANAGED;
     }

@@ -51,30 +51,23 @@ public final class OpenCLBuffer implements AutoCloseable {
     }
 
     /**
-     * The {@code cl_mem} handle, as DLPack's {@code data} field carries it. The segment is bound to
-     * this buffer's lifetime: jdlpack refuses it once the buffer is closed.
-     *
-     * @return the handle
+     * {@return the {@code cl_mem} handle, as DLPack's {@code data} field carries it} The segment is
+     * bound to this buffer's lifetime: jdlpack refuses it once the buffer is closed.
      */
     public MemorySegment handle() {
         return mem;
     }
 
-    /**
-     * The buffer's size.
-     *
-     * @return bytes
-     */
+    /** {@return the buffer's size in bytes} */
     public long byteSize() {
         return byteSize;
     }
 
     /**
-     * {@code CL_MEM_REFERENCE_COUNT}: this object's reference plus one per live export (plus any
-     * the application holds). OpenCL documents the value as stale the moment it is returned; it is
-     * meant for tests and leak hunting.
+     * {@return the reference count, {@code CL_MEM_REFERENCE_COUNT}: this object's reference plus
+     * one per live export (plus any the application holds)} OpenCL documents the value as stale the
+     * moment it is returned; it is meant for tests and leak hunting.
      *
-     * @return the reference count
      * @throws IllegalStateException if this buffer is closed
      */
     public int referenceCount() {

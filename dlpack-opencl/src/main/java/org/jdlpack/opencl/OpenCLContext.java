@@ -52,11 +52,7 @@ public final class OpenCLContext implements AutoCloseable {
         return new OpenCLContext(device, context.address(), queue.address());
     }
 
-    /**
-     * The device.
-     *
-     * @return the device this context runs on
-     */
+    /** {@return the device this context runs on} */
     public OpenCLDevice device() {
         return device;
     }

@@ -25,11 +25,7 @@ import org.jdlpack.abi.DLDeviceType;
 public record OpenCLDevice(int deviceId, String platformName, String name, String version, MemorySegment platform,
                            MemorySegment device) {
 
-    /**
-     * The DLPack device: {@code kDLOpenCL} and this device's id.
-     *
-     * @return the device
-     */
+    /** {@return the DLPack device: {@code kDLOpenCL} and this device's id} */
     public DLDevice dlDevice() {
         return DLDevice.of(DLDeviceType.OPENCL, deviceId);
     }

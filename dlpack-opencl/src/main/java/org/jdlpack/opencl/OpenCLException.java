@@ -49,20 +49,12 @@ public class OpenCLException extends DLPackException {
         return CL.ERROR_NAMES.getOrDefault(errorCode, "CL_UNKNOWN_ERROR_" + errorCode);
     }
 
-    /**
-     * The OpenCL error code.
-     *
-     * @return the code, or 0 when the failure was not an OpenCL error
-     */
+    /** {@return the OpenCL error code, or 0 when the failure was not an OpenCL error} */
     public int errorCode() {
         return errorCode;
     }
 
-    /**
-     * The OpenCL function that failed.
-     *
-     * @return its name, or null when the failure was not an OpenCL error
-     */
+    /** {@return the name of the OpenCL function that failed, or null when the failure was not an OpenCL error} */
     public String call() {
         return call;
     }

@@ -122,10 +122,8 @@ public final class OpenCLTensorView {
     }
 
     /**
-     * The {@code cl_mem} handle, for passing to kernels; bound to the imported tensor's scope, so
-     * that jdlpack refuses it once the tensor is closed.
-     *
-     * @return the buffer handle
+     * {@return the {@code cl_mem} buffer handle, for passing to kernels; bound to the imported
+     * tensor's scope, so that jdlpack refuses it once the tensor is closed}
      */
     public MemorySegment handle() {
         return mem;

@@ -15,8 +15,8 @@ import java.util.function.Supplier;
  * <p>With the system property {@value #PROPERTY} set to {@code true} (read once, at start-up),
  * every export, handle and imported tensor also records where it was created: leak reports then
  * include that stack trace, and {@link #liveSites()} lists everything still alive with its site,
- * in the manner of Netty's leak detector. Off by default, because capturing a stack trace costs
- * microseconds; when off, tracking costs one branch per object.
+ * in the manner of Netty's leak detector. Off by default, because capturing a stack trace per
+ * object is expensive; when off, tracking costs one branch per object.
  */
 public final class LeakTracking {
 
@@ -40,11 +40,7 @@ public final class LeakTracking {
     private LeakTracking() {
     }
 
-    /**
-     * Whether creation sites are recorded.
-     *
-     * @return the value of {@value #PROPERTY} at start-up
-     */
+    /** {@return whether creation sites are recorded: the value of {@value #PROPERTY} at start-up} */
     public static boolean isEnabled() {
         return RECORD_SITES;
     }
@@ -77,9 +73,8 @@ public final class LeakTracking {
     }
 
     /**
-     * Describes everything tracked and still alive, each with the stack trace of its creation.
-     *
-     * @return one entry per live object; empty when tracking is off
+     * {@return one entry per tracked object still alive, each with the stack trace of its creation;
+     * empty when tracking is off}
      */
     public static List<String> liveSites() {
         List<String> report = new ArrayList<>();
