@@ -3,7 +3,6 @@ package org.jdlpack.abi;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.internal.Counters;
@@ -23,11 +22,11 @@ import org.jdlpack.abi.internal.NativeMemory;
  *
  * <p>Free slots are kept on {@link ThreadStripes#COUNT} lock-free stacks, one per thread stripe,
  * and a stripe takes never-used slots {@value #CHUNK} at a time: threads exporting at once touch
- * different stack heads and different cache lines of the slot table. A freed slot goes to the
+ * different stack heads, and each slot has a cache line of its own. A freed slot goes to the
  * stack of the thread that freed it; a stripe that runs dry takes another stripe's whole stack
  * before it takes fresh slots, so a producer thread fed by a consumer thread does not grow the
- * table. Nothing is allocated per export (pages of 4096 slots are added as needed, up to 2^28 live
- * exports).
+ * table. Nothing is allocated per export (pages of 4096 slots, 512 KiB each, are added as needed,
+ * up to 2^28 live exports).
  */
 final class ExportRegistry {
 
@@ -38,21 +37,81 @@ final class ExportRegistry {
     private static final int PAGE_BITS = 12;
     private static final int PAGE_SIZE = 1 << PAGE_BITS;
     private static final int MAX_PAGES = 1 << (SLOT_BITS - PAGE_BITS);
-    /** Fresh slots a stripe claims at once: 64 slots span whole cache lines of every slot array. */
+    /** Fresh slots a stripe claims at once, so that the shared counter of fresh slots is rarely touched. */
     private static final int CHUNK = 64;
     private static final long FREE = 0;
     private static final long RESERVED = 1;
     private static final long LIVE = 2;
 
-    /** The fields of 4096 slots. Plain arrays: the state's volatile write and read publish them. */
+    /**
+     * The fields of 4096 slots, each slot's in a 64-byte line of its own. Threads exporting at once
+     * work on different slots, but not on distant ones: a stripe that runs dry takes another
+     * stripe's free slots, the neighbours of the slot that stripe keeps reusing. In one array per
+     * field, neighbours share every cache line they write; here they share none. 512 KiB a page.
+     */
     private static final class Page {
-        final ExportOwner[] owners = new ExportOwner[PAGE_SIZE];
-        final long[] addresses = new long[PAGE_SIZE];
-        final long[] headerBytes = new long[PAGE_SIZE];
-        final byte[] kinds = new byte[PAGE_SIZE];
-        final AtomicLongArray states = new AtomicLongArray(PAGE_SIZE);
-        /** Free-stack links: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
-        final int[] next = new int[PAGE_SIZE];
+        /** Longs per slot: 64 bytes, and the array's 16-byte header keeps words 0-5 inside one line. */
+        private static final int STRIDE = 8;
+        private static final int STATE = 0;
+        private static final int ADDRESS = 1;
+        private static final int HEADER_BYTES = 2;
+        private static final int KIND = 3;
+        /** Free-stack link: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
+        private static final int NEXT = 4;
+        /** References per owner: 64 bytes with compressed references, 128 without. */
+        private static final int OWNER_STRIDE = 16;
+        private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
+        /** Plain words, but for the state: its volatile write and read publish the others. */
+        private final long[] words = new long[PAGE_SIZE * STRIDE];
+        private final ExportOwner[] owners = new ExportOwner[PAGE_SIZE * OWNER_STRIDE];
+
+        long state(int i) {
+            return (long) WORDS.getVolatile(words, i * STRIDE + STATE);
+        }
+
+        void setState(int i, long state) {
+            WORDS.setVolatile(words, i * STRIDE + STATE, state);
+        }
+
+        boolean replaceState(int i, long expected, long state) {
+            return WORDS.compareAndSet(words, i * STRIDE + STATE, expected, state);
+        }
+
+        /** Fills a reserved slot; {@link #setState} then publishes it. */
+        void fill(int i, ExportOwner owner, long address, long headerBytes, ManagedTensorKind kind) {
+            owners[i * OWNER_STRIDE] = owner;
+            words[i * STRIDE + ADDRESS] = address;
+            words[i * STRIDE + HEADER_BYTES] = headerBytes;
+            words[i * STRIDE + KIND] = kind.ordinal();
+        }
+
+        long address(int i) {
+            return words[i * STRIDE + ADDRESS];
+        }
+
+        long headerBytes(int i) {
+            return words[i * STRIDE + HEADER_BYTES];
+        }
+
+        int kind(int i) {
+            return (int) words[i * STRIDE + KIND];
+        }
+
+        /** Takes the owner out, so that the table no longer keeps it reachable. */
+        ExportOwner takeOwner(int i) {
+            ExportOwner owner = owners[i * OWNER_STRIDE];
+            owners[i * OWNER_STRIDE] = null;
+            return owner;
+        }
+
+        int next(int i) {
+            return (int) words[i * STRIDE + NEXT];
+        }
+
+        void setNext(int i, int next) {
+            words[i * STRIDE + NEXT] = next;
+        }
     }
 
     /**
@@ -112,11 +171,11 @@ final class ExportRegistry {
         }
         Page page = PAGES.get(slot >>> PAGE_BITS);
         int i = slot & (PAGE_SIZE - 1);
-        long generation = (page.states.get(i) >>> 2) + 1;
+        long generation = (page.state(i) >>> 2) + 1;
         if (generation > MAX_GENERATION) {
             generation = 1; // wrap, skipping 0: an id must stay positive
         }
-        page.states.set(i, generation << 2 | RESERVED); // the slot is ours alone: it came off a stack or was fresh
+        page.setState(i, generation << 2 | RESERVED); // the slot is ours alone: it came off a stack or was fresh
         return generation << SLOT_BITS | slot;
     }
 
@@ -125,11 +184,8 @@ final class ExportRegistry {
         int slot = (int) (id & SLOT_MASK);
         Page page = PAGES.get(slot >>> PAGE_BITS);
         int i = slot & (PAGE_SIZE - 1);
-        page.owners[i] = owner;
-        page.addresses[i] = address;
-        page.headerBytes[i] = headerBytes;
-        page.kinds[i] = (byte) kind.ordinal();
-        page.states.set(i, (id >>> SLOT_BITS) << 2 | LIVE); // volatile: publishes the fields above
+        page.fill(i, owner, address, headerBytes, kind);
+        page.setState(i, (id >>> SLOT_BITS) << 2 | LIVE); // volatile: publishes the fields above
         Counters.LIVE_EXPORTS.increment();
         Counters.EXPORT_HEADER_BYTES.add(headerBytes);
         if (LeakTracking.isEnabled()) {
@@ -140,7 +196,7 @@ final class ExportRegistry {
     /** Gives back a reserved slot whose export could not be built. */
     static void cancel(long id) {
         int slot = (int) (id & SLOT_MASK);
-        PAGES.get(slot >>> PAGE_BITS).states.set(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
+        page(slot).setState(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
         push(STACKS[ThreadStripes.current()], slot);
     }
 
@@ -168,15 +224,14 @@ final class ExportRegistry {
         long generation = id >>> SLOT_BITS;
         long live = generation << 2 | LIVE;
         // The volatile read makes the fields written before publication visible.
-        if (page.states.get(i) != live || page.addresses[i] != address || page.kinds[i] != kind.ordinal()) {
+        if (page.state(i) != live || page.address(i) != address || page.kind(i) != kind.ordinal()) {
             return null;
         }
-        if (!page.states.compareAndSet(i, live, generation << 2 | FREE)) {
+        if (!page.replaceState(i, live, generation << 2 | FREE)) {
             return null; // another deleter call won
         }
-        ExportOwner owner = page.owners[i];
-        long headerBytes = page.headerBytes[i];
-        page.owners[i] = null; // no longer keeps the owner reachable
+        ExportOwner owner = page.takeOwner(i);
+        long headerBytes = page.headerBytes(i);
         push(STACKS[ThreadStripes.current()], (int) slot);
         HeaderQuarantine.retire(address, headerBytes);
         Counters.LIVE_EXPORTS.decrement();
@@ -205,11 +260,11 @@ final class ExportRegistry {
                 continue;
             }
             int i = slot & (PAGE_SIZE - 1);
-            long state = page.states.get(i);
+            long state = page.state(i);
             // Winning the removal makes the header ours: no deleter call will quarantine or free it.
-            if ((state & 3) == LIVE && page.states.compareAndSet(i, state, state & ~3L | FREE)) {
-                ManagedTensorKind kind = ManagedTensorKind.values()[page.kinds[i]];
-                NativeMemory.writeLong(page.addresses[i] + kind.deleterOffset(), 0);
+            if ((state & 3) == LIVE && page.replaceState(i, state, state & ~3L | FREE)) {
+                ManagedTensorKind kind = ManagedTensorKind.values()[page.kind(i)];
+                NativeMemory.writeLong(page.address(i) + kind.deleterOffset(), 0);
             }
         }
     }
@@ -231,10 +286,10 @@ final class ExportRegistry {
      * @throws IllegalStateException if the slot is not free
      */
     static void setFreeSlotGeneration(int slot, long generation) {
-        AtomicLongArray states = PAGES.get(slot >>> PAGE_BITS).states;
+        Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
-        long state = states.get(i);
-        if ((state & 3) != FREE || !states.compareAndSet(i, state, generation << 2 | FREE)) {
+        long state = page.state(i);
+        if ((state & 3) != FREE || !page.replaceState(i, state, generation << 2 | FREE)) {
             throw new IllegalStateException("slot " + slot + " is not free");
         }
     }
@@ -251,7 +306,7 @@ final class ExportRegistry {
                 return -1;
             }
             int slot = top - 1;
-            int below = page(slot).next[slot & (PAGE_SIZE - 1)];
+            int below = page(slot).next(slot & (PAGE_SIZE - 1));
             long tag = (head >>> 32) + 1;
             if (stack.replace(head, tag << 32 | (below & 0xFFFF_FFFFL))) {
                 return slot;
@@ -265,10 +320,10 @@ final class ExportRegistry {
 
     /** Pushes the chain top..bottom (already linked through {@code next}) onto a stack. */
     private static void pushChain(FreeStack stack, int top, int bottom) {
-        int[] next = page(bottom).next;
+        Page page = page(bottom);
         while (true) {
             long head = stack.head();
-            next[bottom & (PAGE_SIZE - 1)] = (int) head;
+            page.setNext(bottom & (PAGE_SIZE - 1), (int) head);
             long tag = (head >>> 32) + 1;
             if (stack.replace(head, tag << 32 | (top + 1))) {
                 return;
@@ -302,10 +357,10 @@ final class ExportRegistry {
             }
             int top = takeAll(other);
             if (top >= 0) {
-                int rest = page(top).next[top & (PAGE_SIZE - 1)] - 1;
+                int rest = page(top).next(top & (PAGE_SIZE - 1)) - 1;
                 if (rest >= 0) {
                     int bottom = rest;
-                    for (int below; (below = page(bottom).next[bottom & (PAGE_SIZE - 1)] - 1) >= 0; ) {
+                    for (int below; (below = page(bottom).next(bottom & (PAGE_SIZE - 1)) - 1) >= 0; ) {
                         bottom = below;
                     }
                     pushChain(own, rest, bottom);
@@ -322,9 +377,9 @@ final class ExportRegistry {
         if (PAGES.get(pageIndex) == null) {
             PAGES.compareAndSet(pageIndex, null, new Page());
         }
-        int[] next = PAGES.get(pageIndex).next;
+        Page page = PAGES.get(pageIndex);
         for (int slot = first + 1; slot < first + CHUNK - 1; slot++) {
-            next[slot & (PAGE_SIZE - 1)] = slot + 2; // links slot to slot + 1
+            page.setNext(slot & (PAGE_SIZE - 1), slot + 2); // links slot to slot + 1
         }
         pushChain(own, first + 1, first + CHUNK - 1);
         return first;
