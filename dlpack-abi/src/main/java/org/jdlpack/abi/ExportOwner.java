@@ -105,7 +105,8 @@ public final class ExportOwner implements AutoCloseable {
      * @param spec    the tensor
      * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return a handle owning the new struct
-     * @throws IllegalArgumentException if a read-only spec is exported as legacy, or the data lives
+     * @throws IllegalArgumentException if a read-only spec, or one of sub-byte values padded to bytes, is
+     *                                  exported as legacy; or the data lives
      *                                  in a confined arena (the consumer's deleter may run on any
      *                                  thread; use a shared or global arena, or an automatic one
      *                                  that the owner keeps reachable, {@link #of(Object, Runnable)})
@@ -137,6 +138,11 @@ public final class ExportOwner implements AutoCloseable {
         if (kind == ManagedTensorKind.LEGACY && spec.layout().isReadOnly()) {
             throw new IllegalArgumentException("a read-only tensor cannot be exported as a legacy DLManagedTensor, "
                     + "which has no way to say read-only; export it versioned, or export a copy");
+        }
+        if (kind == ManagedTensorKind.LEGACY && spec.layout().isSubbytePadded() && spec.layout().dtype().isSubByte()) {
+            throw new IllegalArgumentException("a tensor of " + spec.layout().dtype() + " values padded to whole bytes cannot be "
+                    + "exported as a legacy DLManagedTensor, whose consumers read sub-byte values packed; export it versioned "
+                    + "(IS_SUBBYTE_TYPE_PADDED), or export a packed copy");
         }
         MemorySegment data = spec.data();
         if (!data.scope().isAlive()) {

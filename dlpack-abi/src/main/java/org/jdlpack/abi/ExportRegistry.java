@@ -22,11 +22,11 @@ import org.jdlpack.abi.internal.NativeMemory;
  *
  * <p>Free slots are kept on {@link ThreadStripes#COUNT} lock-free stacks, one per thread stripe,
  * and a stripe takes never-used slots {@value #CHUNK} at a time: threads exporting at once touch
- * different stack heads, and each slot has a cache line of its own. A freed slot goes to the
+ * different stack heads, and no two slots share a cache line. A freed slot goes to the
  * stack of the thread that freed it; a stripe that runs dry takes another stripe's whole stack
  * before it takes fresh slots, so a producer thread fed by a consumer thread does not grow the
- * table. Nothing is allocated per export (pages of 4096 slots, 512 KiB each, are added as needed,
- * up to 2^28 live exports).
+ * table. Nothing is allocated per export (pages of 4096 slots, 1 MiB each, are added as needed, up
+ * to 2^28 live exports).
  */
 final class ExportRegistry {
 
@@ -44,25 +44,28 @@ final class ExportRegistry {
     private static final long LIVE = 2;
 
     /**
-     * The fields of 4096 slots, each slot's in a 64-byte line of its own. Threads exporting at once
-     * work on different slots, but not on distant ones: a stripe that runs dry takes another
-     * stripe's free slots, the neighbours of the slot that stripe keeps reusing. In one array per
-     * field, neighbours share every cache line they write; here they share none. 512 KiB a page.
+     * The fields of 4096 slots, each slot's 128 bytes apart. Threads exporting at once work on
+     * different slots, but not on distant ones: a stripe that runs dry takes another stripe's free
+     * slots, the neighbours of the slot that stripe keeps reusing. In one array per field,
+     * neighbours share every cache line they write. Objects are only 8-byte aligned, so a 64-byte
+     * stride would still let a slot's words spill into the line where the next slot's begin; 128
+     * bytes apart, with 40 bytes used, no 64-byte line holds words of two slots. 1 MiB a page
+     * (1.5 MiB without compressed references), allocated by the export that first needs it.
      */
     private static final class Page {
-        /** Longs per slot: 64 bytes, and the array's 16-byte header keeps words 0-5 inside one line. */
-        private static final int STRIDE = 8;
+        /** Longs per slot: 128 bytes. */
+        private static final int STRIDE = 16;
         private static final int STATE = 0;
         private static final int ADDRESS = 1;
         private static final int HEADER_BYTES = 2;
         private static final int KIND = 3;
         /** Free-stack link: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
         private static final int NEXT = 4;
-        /** References per owner: 64 bytes with compressed references, 128 without. */
-        private static final int OWNER_STRIDE = 16;
+        /** References per owner: 128 bytes with compressed references, 256 without. */
+        private static final int OWNER_STRIDE = 32;
         private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
 
-        /** Plain words, but for the state: its volatile write and read publish the others. */
+        /** Plain words, but for the state: its volatile write and read publish the others. Words 0-4 of a slot are used. */
         private final long[] words = new long[PAGE_SIZE * STRIDE];
         private final ExportOwner[] owners = new ExportOwner[PAGE_SIZE * OWNER_STRIDE];
 

@@ -141,6 +141,7 @@ public final class TensorLayout {
      * {@return the extent of one dimension}
      *
      * @param dimension 0 to {@code ndim() - 1}
+     * @throws IndexOutOfBoundsException if there is no such dimension
      */
     public long shape(int dimension) {
         return shape[Objects.checkIndex(dimension, shape.length)];
@@ -155,6 +156,7 @@ public final class TensorLayout {
      * {@return the stride of one dimension, in elements}
      *
      * @param dimension 0 to {@code ndim() - 1}
+     * @throws IndexOutOfBoundsException if there is no such dimension
      */
     public long stride(int dimension) {
         return strides[Objects.checkIndex(dimension, strides.length)];
@@ -188,6 +190,25 @@ public final class TensorLayout {
     /** {@return the number of elements: the product of the extents, 1 for a scalar} */
     public long elementCount() {
         return elementCount;
+    }
+
+    /**
+     * {@return whether every byte the elements reach lies inside a buffer of {@code size} bytes that
+     * starts at {@code data}; always true for a tensor with no elements}
+     *
+     * @param size the buffer's size in bytes
+     */
+    public boolean fitsIn(long size) {
+        if (extent.byteSize() == 0) {
+            return true;
+        }
+        // byte_offset >= 0 and startByte <= 0, so neither sum can overflow; endByte > 0 (element 0 is reached).
+        return byteOffset + extent.startByte() >= 0 && byteOffset <= size - extent.endByte();
+    }
+
+    /** {@return the bytes the elements reach, relative to {@code data}, as {@code [first, end)}, for messages} */
+    String reachText() {
+        return "[" + (byteOffset + extent.startByte()) + ", " + (byteOffset + extent.endByte()) + ")";
     }
 
     /** {@return whether the elements are contiguous in row-major (C) order} */

@@ -33,15 +33,10 @@ public final class TensorSpec {
         if (data.isReadOnly()) {
             layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
         }
-        TensorExtent extent = layout.extent();
-        long byteOffset = layout.byteOffset();
         long bound = device.isHostAccessible() ? data.byteSize() : capacity;
-        if (bound >= 0 && extent.byteSize() > 0) {
-            long first = byteOffset + extent.startByte();
-            if (first < 0 || byteOffset > bound - extent.endByte()) {
-                throw new IllegalArgumentException("the tensor reaches bytes [" + first + ", " + (byteOffset + extent.endByte())
-                        + ") of data, which has " + bound + " bytes");
-            }
+        if (bound >= 0 && !layout.fitsIn(bound)) {
+            throw new IllegalArgumentException("the tensor reaches bytes " + layout.reachText() + " of data, which has " + bound
+                    + " bytes");
         }
         this.data = data;
         this.device = device;

@@ -17,7 +17,9 @@ import org.jdlpack.abi.UnsupportedDeviceException;
 
 /**
  * A tensor in host-addressable memory, read and written from Java: typed element access for every
- * DLPack data type, and bulk copies to and from Java arrays ({@link ArrayCopies}).
+ * DLPack data type, and bulk copies. The copies to and from Java arrays ({@code copyTo(float[])},
+ * {@code copyFrom(float[])} and their siblings for every primitive width) are declared in
+ * {@link ArrayCopies}, which only this class implements.
  *
  * <p>A host tensor is a view: it does not own its memory. It is backed by a {@link MemorySegment}
  * bounded to exactly the bytes its shape, strides and dtype reach, and it lives as long as that
@@ -124,11 +126,10 @@ public final class HostTensorView implements ArrayCopies {
         if (extent.byteSize() == 0) {
             return new HostTensorView(segment.asSlice(0, 0), layout.withByteOffset(0));
         }
-        long first = layout.byteOffset() + extent.startByte();
-        if (first < 0 || layout.byteOffset() > segment.byteSize() - extent.endByte()) {
-            throw new IllegalArgumentException(layout + " reaches bytes [" + first + ", " + (layout.byteOffset() + extent.endByte())
-                    + ") of a segment of " + segment.byteSize() + " bytes");
+        if (!layout.fitsIn(segment.byteSize())) {
+            throw new IllegalArgumentException(layout + " does not fit in a segment of " + segment.byteSize() + " bytes");
         }
+        long first = layout.byteOffset() + extent.startByte();
         return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout.withByteOffset(-extent.startByte()));
     }
 

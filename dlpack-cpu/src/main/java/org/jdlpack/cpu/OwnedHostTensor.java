@@ -10,6 +10,7 @@ import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 
@@ -197,17 +198,21 @@ public final class OwnedHostTensor implements AutoCloseable {
     }
 
     /**
-     * Exports a compact, writable copy with {@link DLTensorFlag#IS_COPIED} set (versioned structs
-     * only: the legacy one has no flags), so the consumer is its only user. This is how read-only
-     * memory reaches a consumer that only speaks the legacy struct.
+     * Exports a compact copy with {@link DLTensorFlag#IS_COPIED} set (versioned structs only: the
+     * legacy one has no flags), so the consumer is its only user; writable unless {@code options}
+     * say read-only. This is how read-only memory reaches a consumer that only speaks the legacy
+     * struct. Sub-byte values padded to whole bytes are copied padded into a versioned struct,
+     * which says so, and packed into a legacy one, which cannot.
      *
      * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return the handle
+     * @throws IllegalStateException if the memory was already released
      */
     public ManagedTensorHandle exportCopy(ExportOptions options) {
         TensorLayout layout = spec.layout();
+        long padded = options.kind() == ManagedTensorKind.VERSIONED ? layout.flags() & DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0;
         OwnedHostTensor copy = allocate(TensorLayout.of(layout.dtype(), layout.shape(), null, 0,
-                DLTensorFlag.IS_COPIED.mask() | (layout.flags() & DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask())));
+                DLTensorFlag.IS_COPIED.mask() | padded));
         try {
             host.copyTo(copy.host);
             return copy.owner.export(copy.spec, options);

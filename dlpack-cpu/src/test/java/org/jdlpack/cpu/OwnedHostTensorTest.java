@@ -1,14 +1,18 @@
 package org.jdlpack.cpu;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Test;
@@ -81,6 +85,31 @@ class OwnedHostTensorTest {
                 assertThat(HostTensorView.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
             }
             readOnly.close();
+        }
+    }
+
+    @Test
+    void paddedSubByteValuesTravelPaddedOnlyInVersionedStructs() {
+        Arena arena = Arena.ofShared();
+        MemorySegment bytes = arena.allocate(3);
+        bytes.set(JAVA_BYTE, 0, (byte) 0x03); // float4_e2m1fn 1.5, one value per byte
+        bytes.set(JAVA_BYTE, 1, (byte) 0x0E); // -4
+        bytes.set(JAVA_BYTE, 2, (byte) 0x05); // 3
+        DLDataType float4 = new DLDataType(DLDataTypeCode.FLOAT4_E2M1FN, 4, 1);
+        TensorSpec spec = TensorSpec.builder(bytes, float4, 3).flags(DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask()).build();
+        try (OwnedHostTensor padded = OwnedHostTensor.wrap(spec, arena::close)) {
+            assertThatThrownBy(() -> padded.export(ExportOptions.LEGACY)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("padded to whole bytes");
+            try (ImportedTensor legacy = padded.exportCopy(ExportOptions.LEGACY).importTensor()) {
+                assertThat(legacy.layout().isSubbytePadded()).isFalse();
+                assertThat(legacy.layout().extent().byteSize()).as("packed: two values a byte").isEqualTo(2);
+                HostTensorView values = HostTensorView.of(legacy);
+                assertThat(new double[] {values.getDouble(0), values.getDouble(1), values.getDouble(2)}).containsExactly(1.5, -4, 3);
+            }
+            try (ImportedTensor versioned = padded.exportCopy(ExportOptions.VERSIONED).importTensor()) {
+                assertThat(versioned.layout().isSubbytePadded()).isTrue();
+                assertThat(HostTensorView.of(versioned).getDouble(1)).isEqualTo(-4);
+            }
         }
     }
 }

@@ -143,7 +143,7 @@ public final class CudaTensorView {
         CurrentDevice.CUDART.run(driverDevice, () -> StridedTransfer.write(device, layout, source));
     }
 
-    /** {@return the element type, shape, strides and {@code byte_offset} of the imported tensor} */
+    /** {@return the imported tensor's layout: {@code byte_offset} from its {@code data} pointer, flags as imported} */
     public TensorLayout layout() {
         return layout;
     }

@@ -79,12 +79,11 @@ public final class OpenCLTensorView {
         if (layout.elementCount() > 0) {
             checkBuffer(mem, context);
             long size = CLBuffers.getMemObjectInfo(mem, CL.MEM_SIZE, JAVA_LONG);
-            long byteOffset = layout.byteOffset();
-            long first = byteOffset + extent.startByte();
-            if (first < 0 || byteOffset > size || extent.endByte() > size - byteOffset) {
+            if (!layout.fitsIn(size)) {
+                long byteOffset = layout.byteOffset();
                 throw new InvalidTensorException("DLTensor.byte_offset " + byteOffset + " with shape "
                         + Arrays.toString(layout.shape()) + " and strides " + Arrays.toString(layout.strides()) + " reaches bytes ["
-                        + first + ", " + (byteOffset + extent.endByte()) + ") of a " + size + "-byte cl_mem");
+                        + (byteOffset + extent.startByte()) + ", " + (byteOffset + extent.endByte()) + ") of a " + size + "-byte cl_mem");
             }
         }
         return new OpenCLTensorView(context, mem, layout);

@@ -104,9 +104,12 @@ public final class StridedTransfer {
      * @param layout where the elements lie in the device buffer ({@code byte_offset} from its start)
      * @param source the host tensor, in any layout
      * @throws IllegalArgumentException      if dtype or shape differ
-     * @throws UnsupportedOperationException for packed sub-byte types
+     * @throws UnsupportedOperationException if the layout is read-only, or for packed sub-byte types
      */
     public static void write(Device device, TensorLayout layout, HostTensorView source) {
+        if (layout.isReadOnly()) {
+            throw new UnsupportedOperationException("the device tensor is read-only (DLPack READ_ONLY flag)");
+        }
         checkSameShape(layout, source);
         long count = source.layout().elementCount();
         if (count == 0) {

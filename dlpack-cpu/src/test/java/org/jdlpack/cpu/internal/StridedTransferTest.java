@@ -2,6 +2,7 @@ package org.jdlpack.cpu.internal;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -10,6 +11,7 @@ import java.util.List;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.Test;
@@ -110,6 +112,21 @@ class StridedTransferTest {
                 }
                 assertThat(written.getLong(i)).as("buffer element %d", i).isEqualTo(expected);
             }
+        }
+    }
+
+    @Test
+    void readOnlyDeviceTensorsAreNotWritten() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(16);
+            HostBufferDevice device = new HostBufferDevice(buffer);
+            TensorLayout readOnly = TensorLayout.of(DLDataType.FLOAT32, 4).withFlags(DLTensorFlag.READ_ONLY.mask());
+            HostTensorView source = HostTensorView.of(arena.allocate(16), DLDataType.FLOAT32, 4);
+            assertThatThrownBy(() -> StridedTransfer.write(device, readOnly, source)).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("read-only");
+            assertThat(device.transfers).isEmpty();
+            StridedTransfer.read(device, readOnly, source);
+            assertThat(device.transfers).containsExactly("contiguous:0:16");
         }
     }
 }
