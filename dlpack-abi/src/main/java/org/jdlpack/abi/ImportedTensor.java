@@ -46,7 +46,6 @@ import org.jdlpack.abi.internal.NativeMemory;
  */
 public final class ImportedTensor implements AutoCloseable {
 
-    private final ManagedTensorKind kind;
     private final OwnershipCell cell;
     private final ManagedTensorReader.Fields fields;
     private final Arena arena;
@@ -54,9 +53,8 @@ public final class ImportedTensor implements AutoCloseable {
     private final boolean callersArena;
     private TensorLayout layout;
 
-    private ImportedTensor(ManagedTensorKind kind, OwnershipCell cell, ManagedTensorReader.Fields fields, Arena arena,
+    private ImportedTensor(OwnershipCell cell, ManagedTensorReader.Fields fields, Arena arena,
                            boolean callersArena) {
-        this.kind = kind;
         this.cell = cell;
         this.fields = fields;
         this.arena = arena;
@@ -152,19 +150,19 @@ public final class ImportedTensor implements AutoCloseable {
                 cell.release();
                 throw e;
             }
-            return new ImportedTensor(kind, cell, fields, arena, true);
+            return new ImportedTensor(cell, fields, arena, true);
         }
         // An arena of our own: close() ends it and then calls the deleter, so no cleanup action is
         // registered with the arena. The safety net watches the scope, not this object: segments
         // handed out keep the scope reachable, so it cannot release memory a live segment points to.
         Arena arena = mode == ImportLifetime.Mode.CONFINED ? Arena.ofConfined() : Arena.ofShared();
         OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", watched ? arena.scope() : null, fields);
-        return new ImportedTensor(kind, cell, fields, arena, false);
+        return new ImportedTensor(cell, fields, arena, false);
     }
 
     /** {@return which struct was imported} */
     public ManagedTensorKind kind() {
-        return kind;
+        return cell.kind;
     }
 
     /** {@return the address of the imported {@code DLManagedTensor(Versioned)*}, for diagnostics} */
@@ -298,7 +296,7 @@ public final class ImportedTensor implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ImportedTensor[" + kind.structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
+        return "ImportedTensor[" + cell.kind.structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
                 + layout() + (isAlive() ? "" : ", closed") + "]";
     }
 }
