@@ -175,11 +175,6 @@ public final class ImportedTensor implements AutoCloseable {
         return Optional.ofNullable(fields.dlpackVersion());
     }
 
-    /** {@return whether the producer forbids writes ({@link DLTensorFlag#READ_ONLY}); a legacy struct cannot say so} */
-    public boolean isReadOnly() {
-        return DLTensorFlag.READ_ONLY.isSet(fields.flags());
-    }
-
     /** {@return where the data lives} */
     public DLDevice device() {
         return fields.device();
@@ -237,7 +232,7 @@ public final class ImportedTensor implements AutoCloseable {
      * {@link TensorLayout#extent() extent} and bound to this tensor's lifetime. Element 0 is at
      * offset {@code -layout().extent().startByte()} of the segment;
      * with only non-negative strides that is offset 0. The segment is read-only when
-     * {@link #isReadOnly()}.
+     * {@link TensorLayout#isReadOnly()}.
      *
      * @return the data segment; empty (size 0) for a tensor with no elements
      * @throws UnsupportedDeviceException if the CPU cannot address the device's memory
@@ -254,7 +249,7 @@ public final class ImportedTensor implements AutoCloseable {
         long size = fields.extentSize();
         long start = size == 0 ? fields.data() : fields.data() + fields.byteOffset() + fields.extentStart();
         MemorySegment segment = NativeMemory.at(start, size, arena, null);
-        return isReadOnly() ? segment.asReadOnly() : segment;
+        return DLTensorFlag.READ_ONLY.isSet(fields.flags()) ? segment.asReadOnly() : segment;
     }
 
     /**

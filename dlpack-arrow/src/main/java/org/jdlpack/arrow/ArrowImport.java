@@ -173,7 +173,7 @@ public final class ArrowImport {
                 copyReason = !layout.isCompactRowMajor()
                         ? "the tensor is not compact row-major (shape " + Arrays.toString(shape) + ", strides "
                                 + Arrays.toString(layout.strides()) + "); its values were copied into a compact vector"
-                        : tensor.isReadOnly()
+                        : layout.isReadOnly()
                                 ? "the tensor is READ_ONLY and Arrow vectors are writable; its values were copied"
                                 : null;
             } else {

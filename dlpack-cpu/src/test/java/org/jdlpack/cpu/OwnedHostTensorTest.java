@@ -78,10 +78,10 @@ class OwnedHostTensorTest {
             assertThatThrownBy(() -> readOnly.export(ExportOptions.LEGACY)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("legacy DLManagedTensor");
             try (ImportedTensor versioned = readOnly.export().importTensor()) {
-                assertThat(versioned.isReadOnly()).isTrue();
+                assertThat(versioned.layout().isReadOnly()).isTrue();
             }
             try (ImportedTensor legacyCopy = readOnly.exportCopy(ExportOptions.LEGACY).importTensor()) {
-                assertThat(legacyCopy.isReadOnly()).isFalse();
+                assertThat(legacyCopy.layout().isReadOnly()).isFalse();
                 assertThat(HostTensorView.of(legacyCopy).getDouble(1)).isEqualTo(2.0);
             }
             readOnly.close();

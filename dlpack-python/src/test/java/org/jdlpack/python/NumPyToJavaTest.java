@@ -115,7 +115,7 @@ class NumPyToJavaTest {
     void readOnlyArraysArriveReadOnlyAndRefuseWrites() {
         python.exec("r = np.arange(6, dtype=np.float64)\nr.flags.writeable = False");
         try (ImportedTensor tensor = importGlobal("r")) {
-            assertThat(tensor.isReadOnly()).isTrue();
+            assertThat(tensor.layout().isReadOnly()).isTrue();
             HostTensorView host = HostTensorView.of(tensor);
             assertThatThrownBy(() -> host.setDouble(0, 1)).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("read-only");
