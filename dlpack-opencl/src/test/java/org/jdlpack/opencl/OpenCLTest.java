@@ -13,6 +13,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
@@ -117,6 +118,21 @@ class OpenCLTest {
                 float[] read = new float[6];
                 host.copyTo(read);
                 assertThat(read).containsExactly(1, 2, 9, 10, 17, 18);
+            }
+        }
+    }
+
+    @Test
+    void aReadOnlyTensorIsReadButNeverWritten() {
+        try (OpenCLBuffer buffer = context.allocate(4 * 4)) {
+            buffer.write(0, new float[] {1, 2, 3, 4});
+            TensorLayout readOnly = TensorLayout.of(DLDataType.FLOAT32, 4).withFlags(DLTensorFlag.READ_ONLY.mask());
+            try (ImportedTensor imported = buffer.export(readOnly).importTensor()) {
+                OpenCLTensorView tensor = OpenCLTensorView.of(imported, context);
+                assertThat(tensor.layout().isReadOnly()).isTrue();
+                assertThatThrownBy(() -> tensor.writeFloats(new float[] {9, 9, 9, 9}))
+                        .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("read-only");
+                assertThat(tensor.readFloats()).containsExactly(1, 2, 3, 4);
             }
         }
     }
