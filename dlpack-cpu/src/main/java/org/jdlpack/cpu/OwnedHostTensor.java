@@ -189,8 +189,9 @@ public final class OwnedHostTensor implements AutoCloseable {
      *
      * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return the handle; consume it to hand the pointer on
-     * @throws IllegalArgumentException if the tensor is read-only and a legacy struct is asked
-     *                                  for: that struct cannot say so; use {@link #exportCopy}
+     * @throws IllegalArgumentException if a legacy struct is asked for a tensor that is read-only
+     *                                  or holds sub-byte values padded to bytes: that struct cannot
+     *                                  say so; use {@link #exportCopy}
      * @throws IllegalStateException    if the memory was already released
      */
     public ManagedTensorHandle export(ExportOptions options) {
