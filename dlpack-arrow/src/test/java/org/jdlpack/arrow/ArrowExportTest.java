@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DecimalVector;
@@ -26,8 +24,6 @@ import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,7 +31,7 @@ import org.junit.jupiter.params.provider.FieldSource;
 
 /** Arrow vectors read by the C peer through jdlpack exports: same memory, right metadata, deleter releases. */
 @ExtendWith(NothingLeftBehind.class)
-class ArrowExportTest {
+class ArrowExportTest extends ArrowAllocatorTest {
 
     private static final int FLAGS = 2;
     private static final int NDIM = 3;
@@ -47,18 +43,6 @@ class ArrowExportTest {
     private static final int STRIDES = 200;
 
     private final CPeer peer = CPeer.get();
-    private BufferAllocator allocator;
-
-    @BeforeEach
-    void allocator() {
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void nothingAllocated() {
-        assertThat(allocator.getAllocatedMemory()).as("Arrow memory still allocated after the test").isZero();
-        allocator.close();
-    }
 
     private long field(ManagedTensorHandle handle, int which) {
         return peer.field(MemorySegment.ofAddress(handle.address()), false, which);

@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
@@ -30,8 +29,6 @@ import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.jdlpack.cpu.HostTensorView;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -39,23 +36,11 @@ import org.junit.jupiter.params.provider.FieldSource;
 
 /** Tensors made by the C peer, imported into Arrow: same memory, deleter once on the last release, accounting back to zero. */
 @ExtendWith(NothingLeftBehind.class)
-class ArrowImportTest {
+class ArrowImportTest extends ArrowAllocatorTest {
 
     private static final int DATA = 10;
 
     private final CPeer peer = CPeer.get();
-    private BufferAllocator allocator;
-
-    @BeforeEach
-    void allocator() {
-        allocator = new RootAllocator();
-    }
-
-    @AfterEach
-    void nothingAllocated() {
-        assertThat(allocator.getAllocatedMemory()).as("Arrow memory still allocated after the test").isZero();
-        allocator.close();
-    }
 
     private CPeer.Produced make(PeerTensor tensor) {
         return peer.make(tensor);

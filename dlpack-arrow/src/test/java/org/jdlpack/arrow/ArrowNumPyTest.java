@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
@@ -19,7 +17,6 @@ import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,10 +30,9 @@ import org.junit.jupiter.params.provider.FieldSource;
  * {@link PythonRuntime#importTensor} and {@link ArrowImport#importTensor(org.jdlpack.abi.ImportedTensor)}.
  */
 @ExtendWith(NothingLeftBehind.class)
-class ArrowNumPyTest {
+class ArrowNumPyTest extends ArrowAllocatorTest {
 
     private static PythonRuntime python;
-    private BufferAllocator allocator;
 
     @BeforeAll
     static void startNumPy() {
@@ -68,16 +64,10 @@ class ArrowNumPyTest {
         }
     }
 
-    @BeforeEach
-    void allocator() {
-        allocator = new RootAllocator();
-    }
-
+    /** Runs before {@link ArrowAllocatorTest}'s check: NumPy arrays already deleted release their buffers now. */
     @AfterEach
-    void nothingAllocated() {
+    void collectPython() {
         python.exec("gc.collect()");
-        assertThat(allocator.getAllocatedMemory()).as("Arrow memory still allocated after the test").isZero();
-        allocator.close();
     }
 
     @Test

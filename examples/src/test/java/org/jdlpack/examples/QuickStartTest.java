@@ -2,10 +2,6 @@ package org.jdlpack.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-
 import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +10,7 @@ class QuickStartTest {
 
     @Test
     void quickStartShowsZeroCopyBothWaysAndExactlyOnceRelease() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        QuickStart.run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        String out = bytes.toString(StandardCharsets.UTF_8);
+        String out = RecipeOutput.of(QuickStart::run);
 
         assertThat(out).contains("[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]");
         assertThat(out).contains("sums it: 21.0");

@@ -2,33 +2,16 @@ package org.jdlpack.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.function.Consumer;
-
-import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.Test;
 
 /** Every recipe the docs point to runs, and says what the docs say it does. */
 class RecipesTest {
 
-    private static String run(Consumer<PrintStream> recipe) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        recipe.accept(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        assertThat(DLPackStats.liveExports()).isZero();
-        assertThat(DLPackStats.ownedManagedTensors()).isZero();
-        return bytes.toString(StandardCharsets.UTF_8);
-    }
-
     @Test
     void numPyRecipe() {
-        if (QuickStart.numPyOrNull() == null) {
-            throw PeerRequirement.missing("NumPy (embedded CPython)", "no python3 with NumPy and a shared libpython; install "
-                    + "python3-numpy and libpython3-dev (Debian), or set JDLPACK_PYTHON to such a python3");
-        }
-        String out = run(NumPyRecipe::run);
+        RecipeOutput.requireNumPy();
+        String out = RecipeOutput.of(NumPyRecipe::run);
         assertThat(out).contains("NumPy -> Java: [0.0, 0.25, 0.5, 0.75, 1.0]")
                 .contains("a[4] = 42.0")
                 .contains("Java -> NumPy: b = [[10.0, 20.0], [30.0, 40.0]] (NumPy multiplied in place; Java reads 40.0)")
@@ -37,13 +20,13 @@ class RecipesTest {
 
     @Test
     void outParameterRecipe() {
-        assertThat(run(OutParameterRecipe::run)).contains("holding [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]")
+        assertThat(RecipeOutput.of(OutParameterRecipe::run)).contains("holding [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]")
                 .contains("called the library's deleter");
     }
 
     @Test
     void openCLRecipe() {
-        String out = run(OpenCLRecipe::run);
+        String out = RecipeOutput.of(OpenCLRecipe::run);
         if (out.startsWith("No OpenCL")) {
             throw PeerRequirement.missing("OpenCL", out.strip());
         }
@@ -52,7 +35,7 @@ class RecipesTest {
 
     @Test
     void cudaRecipe() {
-        String out = run(CudaRecipe::run);
+        String out = RecipeOutput.of(CudaRecipe::run);
         if (out.contains("No CUDA device here")) {
             System.out.println("CUDA recipe ran without a device: " + out.lines().findFirst().orElse(""));
         } else {

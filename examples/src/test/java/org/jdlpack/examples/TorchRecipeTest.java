@@ -2,11 +2,6 @@ package org.jdlpack.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-
-import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.python.PythonException;
 import org.jdlpack.python.PythonRuntime;
 import org.jdlpack.python.PythonUnavailableException;
@@ -29,13 +24,9 @@ class TorchRecipeTest {
             throw PeerRequirement.missing("PyTorch (embedded CPython)", e.getMessage().strip().lines().reduce((a, b) -> b).orElse("")
                     + "; install python3-torch (Debian) or set JDLPACK_TORCH_PYTHON to a python3 with PyTorch");
         }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        TorchRecipe.run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        String out = bytes.toString(StandardCharsets.UTF_8);
+        String out = RecipeOutput.of(TorchRecipe::run);
         assertThat(out).contains("Java -> PyTorch: t = [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]] (torch doubled it in place; Java reads 12.0)")
                 .contains("PyTorch released its reference: true")
                 .contains("PyTorch -> Java: shape [3, 2], strides [1, 3], [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]");
-        assertThat(DLPackStats.liveExports()).isZero();
-        assertThat(DLPackStats.ownedManagedTensors()).isZero();
     }
 }
