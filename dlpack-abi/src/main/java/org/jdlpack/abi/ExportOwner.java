@@ -17,7 +17,8 @@ import org.jdlpack.abi.internal.Diagnostics;
  * one more until a consumer calls its deleter. The release action runs exactly once, when the last
  * reference goes, on whichever thread drops it: the thread that closes the owner, or a native
  * thread inside a deleter. So closing the owner early is safe: memory a consumer still uses stays
- * valid until that consumer is done. The release action must therefore be callable from any thread
+ * valid until that consumer is done. A closed owner exports nothing more: every export after
+ * {@link #close()} throws {@link IllegalStateException}. The release action must therefore be callable from any thread
  * (close a shared arena, not a confined one), and exports of memory confined to one thread are
  * refused. If the release action throws, the exception is counted in
  * {@link DLPackStats#releaseCallbackFailures()} and logged, never propagated into native code.
@@ -91,7 +92,7 @@ public final class ExportOwner implements AutoCloseable {
      * @return a handle owning the new struct; hand it to a consumer with
      *         {@link ManagedTensorHandle#consume()}, or close it
      * @throws IllegalArgumentException if the data lives in a confined arena
-     * @throws IllegalStateException    if this owner was already released
+     * @throws IllegalStateException    if this owner was closed
      */
     public ManagedTensorHandle export(TensorSpec spec) {
         return export(spec, ExportOptions.VERSIONED);
@@ -110,7 +111,7 @@ public final class ExportOwner implements AutoCloseable {
      *                                  in a confined arena (the consumer's deleter may run on any
      *                                  thread; use a shared or global arena, or an automatic one
      *                                  that the owner keeps reachable, {@link #of(Object, Runnable)})
-     * @throws IllegalStateException    if this owner was already released
+     * @throws IllegalStateException    if this owner was closed (exports made before stay valid)
      */
     public ManagedTensorHandle export(TensorSpec spec, ExportOptions options) {
         return new ManagedTensorHandle(options.kind(), exportAddress(spec, options));
@@ -127,7 +128,7 @@ public final class ExportOwner implements AutoCloseable {
      * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return the {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, as a zero-length segment
      * @throws IllegalArgumentException as {@link #export(TensorSpec, ExportOptions)}
-     * @throws IllegalStateException    if this owner was already released
+     * @throws IllegalStateException    if this owner was closed
      */
     public MemorySegment exportPointer(TensorSpec spec, ExportOptions options) {
         return MemorySegment.ofAddress(exportAddress(spec, options));
@@ -194,12 +195,23 @@ public final class ExportOwner implements AutoCloseable {
         return (long) REFERENCES.getVolatile(this);
     }
 
+    /** {@return whether {@link #close()} was called: the owner then exports nothing more} */
+    public boolean isClosed() {
+        return (boolean) JAVA_REFERENCE_DROPPED.getVolatile(this);
+    }
+
     /** {@return whether the release action has run (or is running): {@code true} once the last reference is gone} */
     public boolean isReleased() {
         return references() == 0;
     }
 
     private void retain() {
+        // A closed owner exports nothing more: live exports keep the memory until their deleters
+        // run, but a chain of new exports must not keep a closed tensor's memory alive for ever.
+        if (isClosed()) {
+            throw new IllegalStateException(this + " was closed; it exports nothing more (exports made before the close stay "
+                    + "valid until their deleters run)");
+        }
         long current;
         do {
             current = (long) REFERENCES.getVolatile(this);

@@ -278,7 +278,7 @@ class ExportTest {
             PEER.delete(p, false);
             owner.close();
             assertThatThrownBy(() -> owner.export(readOnly))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
             assertThatThrownBy(owner::close).isInstanceOf(IllegalStateException.class);
         }
     }

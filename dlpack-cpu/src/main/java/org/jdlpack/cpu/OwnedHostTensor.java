@@ -20,8 +20,10 @@ import org.jdlpack.abi.TensorSpec;
  * <p>The memory is reference counted (see {@link ExportOwner}): this object holds one reference
  * until {@link #close()}, every export holds one until its consumer calls the deleter, and the
  * memory is freed when the last reference goes, on whichever thread that is. Closing early is
- * therefore safe: a consumer that still holds an export keeps reading valid memory. After the
- * memory is freed, {@link #host()} views throw {@link IllegalStateException} on access.
+ * therefore safe: a consumer that still holds an export keeps reading valid memory. A closed
+ * tensor exports nothing more: every {@code export} after {@link #close()} throws
+ * {@link IllegalStateException}, even while earlier exports are live. After the memory is freed,
+ * {@link #host()} views throw {@link IllegalStateException} on access.
  *
  * <p>Memory allocated here comes from a shared arena, 256-byte aligned as the DLPack header
  * recommends, and zeroed.
@@ -178,7 +180,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * memory carries {@link DLTensorFlag#READ_ONLY}.
      *
      * @return the handle; consume it to hand the pointer on
-     * @throws IllegalStateException if the memory was already released
+     * @throws IllegalStateException if this tensor was closed
      */
     public ManagedTensorHandle export() {
         return owner.export(spec);
@@ -192,7 +194,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @throws IllegalArgumentException if a legacy struct is asked for a tensor that is read-only
      *                                  or holds sub-byte values padded to bytes: that struct cannot
      *                                  say so; use {@link #exportCopy}
-     * @throws IllegalStateException    if the memory was already released
+     * @throws IllegalStateException    if this tensor was closed
      */
     public ManagedTensorHandle export(ExportOptions options) {
         return owner.export(spec, options);
@@ -207,9 +209,13 @@ public final class OwnedHostTensor implements AutoCloseable {
      *
      * @param options the struct kind, how {@code byte_offset} is written, read-only
      * @return the handle
-     * @throws IllegalStateException if the memory was already released
+     * @throws IllegalStateException if this tensor was closed
      */
     public ManagedTensorHandle exportCopy(ExportOptions options) {
+        if (owner.isClosed()) {
+            // The memory may still be alive for an earlier export, but this tensor is no longer the user's to share.
+            throw new IllegalStateException(this + " was closed; it exports nothing more, not even a copy");
+        }
         TensorLayout layout = spec.layout();
         long padded = options.kind() == ManagedTensorKind.VERSIONED ? layout.flags() & DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0;
         OwnedHostTensor copy = allocate(TensorLayout.of(layout.dtype(), layout.shape(), null, 0,

@@ -42,6 +42,26 @@ class OwnedHostTensorTest {
     }
 
     @Test
+    void aClosedTensorExportsNothingMoreWhileAnEarlierExportStaysValid() {
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3);
+        MemorySegment data = tensor.spec().data();
+        MemorySegment live = tensor.export().consume();
+        tensor.close();
+
+        // Before: the live export's reference let every later export succeed, and a chain of them
+        // kept the closed tensor's memory alive for ever.
+        assertThatThrownBy(tensor::export).isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
+        assertThatThrownBy(() -> tensor.export(ExportOptions.LEGACY)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> tensor.exportCopy(ExportOptions.VERSIONED)).isInstanceOf(IllegalStateException.class);
+        assertThat(tensor.references()).isEqualTo(1); // the live export's only
+
+        try (ImportedTensor back = ImportedTensor.of(org.jdlpack.abi.ManagedTensorKind.VERSIONED, live)) {
+            assertThat(HostTensorView.of(back).getFloat(2)).isEqualTo(3f); // still valid
+        }
+        assertThat(data.scope().isAlive()).isFalse();
+    }
+
+    @Test
     void wrappingKeepsTheCallersMemoryAndRunsTheirRelease() {
         int[] released = new int[1];
         try (var arena = java.lang.foreign.Arena.ofShared()) {
