@@ -38,6 +38,13 @@ import org.jdlpack.abi.internal.NativeMemory;
  * it, is released by a safety net after garbage collection and reported as a leak in
  * {@link DLPackStats#leaksReported()}.
  *
+ * <h2>One owner</h2>
+ * A pointer Java already owns (an open {@code ImportedTensor} or {@link ManagedTensorHandle}
+ * holds it) is refused with an {@link IllegalStateException} naming the address, and nothing is
+ * called: two owners would call the deleter twice. {@link #moveTo(ImportLifetime)} hands the
+ * pointer to a new owner and kills this one; APIs that take ownership of an
+ * {@code ImportedTensor} (such as {@code ArrowImport.importTensor}) move it the same way.
+ *
  * <p>Thread safety: the metadata accessors are safe from any thread. For a shared tensor,
  * concurrent {@link #close()} calls are decided atomically: one wins and the others throw. As with
  * any shared arena, closing fails while another thread is inside a native call that holds one of
@@ -71,6 +78,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @throws InvalidTensorException      if a field is malformed (the deleter has run)
      * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
      * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
+     * @throws IllegalStateException       if Java already owns the pointer (nothing was taken or called)
      */
     public static ImportedTensor of(ManagedTensorKind kind, MemorySegment pointer) {
         return of(kind, pointer, ImportLifetime.CONFINED);
@@ -85,7 +93,8 @@ public final class ImportedTensor implements AutoCloseable {
      * @return the tensor
      * @throws InvalidTensorException      if a field is malformed (the deleter has run)
      * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
-     * @throws IllegalStateException       if the caller's arena is closed (the deleter has run)
+     * @throws IllegalStateException       if the caller's arena is closed (the deleter has run), or Java
+     *                                     already owns the pointer (nothing was taken or called)
      * @throws WrongThreadException        if the caller's arena is confined to another thread
      *                                     (the deleter has run)
      * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
@@ -100,7 +109,8 @@ public final class ImportedTensor implements AutoCloseable {
      * Imports a managed tensor, runs {@code action} on it and releases it when the action returns
      * or throws: the fastest import, because a tensor that cannot be forgotten needs no safety
      * net. The tensor and its segments are confined to this thread and must not be used after the
-     * action; the action may close the tensor itself.
+     * action; the action may close the tensor itself, or move it ({@link #moveTo}), and then
+     * nothing is released here.
      *
      * @param kind    which struct {@code pointer} points to
      * @param pointer the struct's address; ownership moves here
@@ -110,6 +120,7 @@ public final class ImportedTensor implements AutoCloseable {
      * @throws InvalidTensorException      if a field is malformed (the deleter has run)
      * @throws UnsupportedVersionException if the major version is not 1 (the deleter has run)
      * @throws IllegalArgumentException    if the pointer is NULL (nothing was taken)
+     * @throws IllegalStateException       if Java already owns the pointer (nothing was taken or called)
      */
     public static <R> R apply(ManagedTensorKind kind, MemorySegment pointer, Function<? super ImportedTensor, ? extends R> action) {
         Objects.requireNonNull(kind, "kind");
@@ -132,17 +143,29 @@ public final class ImportedTensor implements AutoCloseable {
      *                only for scoped imports, which cannot be forgotten
      */
     static ImportedTensor take(ManagedTensorKind kind, long address, ImportLifetime lifetime, boolean watched) {
+        // First: a pointer Java already owns is refused before anything reads it or calls its deleter.
+        int ticket = OwnedPointers.claim(kind, address);
         ManagedTensorReader.Fields fields;
         try {
             fields = ManagedTensorReader.read(kind, address);
         } catch (RuntimeException | Error e) {
+            OwnedPointers.drop(address, ticket);
             ForeignDeleters.call(kind, address);
             throw e;
         }
+        return owning(kind, address, ticket, fields, lifetime, watched);
+    }
+
+    /**
+     * The tensor owning a claimed, validated pointer, with the given lifetime; if that lifetime
+     * cannot be had (a caller's arena closed or confined to another thread), the deleter runs.
+     */
+    private static ImportedTensor owning(ManagedTensorKind kind, long address, int ticket, ManagedTensorReader.Fields fields,
+                                         ImportLifetime lifetime, boolean watched) {
         ImportLifetime.Mode mode = lifetime.mode();
         if (mode == ImportLifetime.Mode.ARENA) {
             Arena arena = lifetime.arena();
-            OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", null, null);
+            OwnershipCell cell = new OwnershipCell(kind, address, ticket, "ImportedTensor", null, null);
             try {
                 // The caller's arena calls the deleter when it closes; the anchor segment only carries that cleanup.
                 NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.release());
@@ -156,7 +179,7 @@ public final class ImportedTensor implements AutoCloseable {
         // registered with the arena. The safety net watches the scope, not this object: segments
         // handed out keep the scope reachable, so it cannot release memory a live segment points to.
         Arena arena = mode == ImportLifetime.Mode.CONFINED ? Arena.ofConfined() : Arena.ofShared();
-        OwnershipCell cell = new OwnershipCell(kind, address, "ImportedTensor", watched ? arena.scope() : null, fields);
+        OwnershipCell cell = new OwnershipCell(kind, address, ticket, "ImportedTensor", watched ? arena.scope() : null, fields);
         return new ImportedTensor(cell, fields, arena, false);
     }
 
@@ -172,11 +195,13 @@ public final class ImportedTensor implements AutoCloseable {
 
     /** {@return the DLPack version the producer stamped; empty for a legacy struct, which has none} */
     public Optional<DLPackVersion> version() {
+        checkNotMoved();
         return Optional.ofNullable(fields.dlpackVersion());
     }
 
     /** {@return where the data lives} */
     public DLDevice device() {
+        checkNotMoved();
         return fields.device();
     }
 
@@ -185,6 +210,7 @@ public final class ImportedTensor implements AutoCloseable {
      * {@code byte_offset}, flags (always 0 for a legacy struct) and extent}
      */
     public TensorLayout layout() {
+        checkNotMoved();
         TensorLayout known = layout;
         if (known == null) {
             // Made on first use, not at import, so an import that never asks costs nothing more;
@@ -197,6 +223,7 @@ public final class ImportedTensor implements AutoCloseable {
 
     /** {@return whether the producer wrote NULL strides (legal before DLPack 1.2), so the strides were computed here} */
     public boolean stridesWereNull() {
+        checkNotMoved();
         return fields.stridesWereNull();
     }
 
@@ -205,11 +232,13 @@ public final class ImportedTensor implements AutoCloseable {
      * be 0 for a tensor with no elements}
      */
     public long dataAddress() {
+        checkNotMoved();
         return fields.data();
     }
 
     /** {@return the lifetime shared by this tensor and its segments} */
     public MemorySegment.Scope scope() {
+        checkNotMoved();
         return arena.scope();
     }
 
@@ -239,12 +268,13 @@ public final class ImportedTensor implements AutoCloseable {
      * @throws IllegalStateException      if the tensor was closed
      */
     public MemorySegment hostSegment() {
+        checkNotMoved();
         if (!fields.device().isHostAccessible()) {
             throw new UnsupportedDeviceException(fields.device(), "a tensor on " + fields.device()
                     + " has no host-accessible memory; use the device module to copy it");
         }
         if (!isAlive()) {
-            throw new IllegalStateException("ImportedTensor already closed");
+            throw new IllegalStateException(describe() + " was closed: its deleter has run and its memory may be gone");
         }
         long size = fields.extentSize();
         long start = size == 0 ? fields.data() : fields.data() + fields.byteOffset() + fields.extentStart();
@@ -265,7 +295,7 @@ public final class ImportedTensor implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (callersArena) {
+        if (callersArena || cell.state() == OwnershipCell.MOVED) {
             return;
         }
         try {
@@ -275,7 +305,7 @@ public final class ImportedTensor implements AutoCloseable {
                     + " thread, or import it with ImportLifetime.SHARED to close it from any thread");
         } catch (IllegalStateException e) {
             if (!arena.scope().isAlive()) {
-                throw new IllegalStateException("ImportedTensor already closed");
+                throw new IllegalStateException(describe() + " was already closed; its deleter has run once");
             }
             throw e;
         }
@@ -289,8 +319,88 @@ public final class ImportedTensor implements AutoCloseable {
         }
     }
 
+    /**
+     * Moves ownership of the managed tensor into a new tensor with the given lifetime, and kills
+     * this one: the way to hand an import to another thread ({@link ImportLifetime#SHARED}), into an
+     * arena ({@link ImportLifetime#in}), or to an owner that takes it (Arrow, ONNX Runtime).
+     * Nothing is copied and no deleter runs.
+     *
+     * <p>This tensor's life ends first, exactly as {@link #close()} would end it but without the
+     * deleter: every segment obtained from it becomes inaccessible, so nothing obtained before the
+     * move can reach memory the new owner frees. Afterwards {@link #close()} does nothing, so
+     * try-with-resources and {@link #apply} stay safe, and every other accessor but
+     * {@link #kind()}, {@link #managedTensorAddress()}, {@link #isAlive()} and
+     * {@link #endsOnClose()} throws {@link IllegalStateException} saying that the tensor was moved.
+     *
+     * <p>Moving follows {@link #close()}'s thread rules: a {@link ImportLifetime#CONFINED} tensor
+     * moves only on its importing thread. A tensor in a caller's arena cannot move: that arena
+     * would still end the memory's life when it closes.
+     *
+     * {@snippet :
+     * ImportedTensor mine = ImportedTensor.of(ManagedTensorKind.VERSIONED, pointer);  // confined to this thread
+     * ImportedTensor theirs = mine.moveTo(ImportLifetime.SHARED);                      // any thread may close it
+     * executor.submit(() -> { try (theirs) { consume(theirs); } });
+     * mine.close();                                                                    // does nothing now
+     * }
+     *
+     * @param lifetime the new tensor's lifetime
+     * @return the new owner of the managed tensor
+     * @throws IllegalStateException if this tensor was closed or moved, lives in a caller's arena,
+     *                               or (for a shared tensor) another thread is inside a native
+     *                               call with one of its segments; nothing moved. Also if the new
+     *                               lifetime's arena is closed: then the deleter has run
+     * @throws WrongThreadException  if this tensor is confined to another thread (nothing moved), or
+     *                               the new lifetime's arena is (the deleter has run)
+     */
+    public ImportedTensor moveTo(ImportLifetime lifetime) {
+        Objects.requireNonNull(lifetime, "lifetime");
+        checkNotMoved();
+        if (callersArena) {
+            throw new IllegalStateException("cannot move " + describe() + ": it lives as long as a caller's arena, which would end "
+                    + "the memory's life when it closes, whoever owns the tensor then; import it with ImportLifetime.CONFINED or "
+                    + "SHARED to move it. Nothing moved");
+        }
+        try {
+            arena.close(); // no segment of this tensor can reach the memory once the new owner may free it
+        } catch (WrongThreadException e) {
+            throw new WrongThreadException("cannot move " + describe() + " from this thread: it is confined to the thread that "
+                    + "imported it; move it there (or import it with ImportLifetime.SHARED). Nothing moved");
+        } catch (IllegalStateException e) {
+            if (!arena.scope().isAlive()) {
+                throw new IllegalStateException("cannot move " + describe() + ": it was closed and its deleter has run");
+            }
+            throw new IllegalStateException("cannot move " + describe() + " while another thread is inside a native call with one "
+                    + "of its segments. Nothing moved", e);
+        }
+        int ticket;
+        try {
+            ticket = cell.handOver();
+        } finally {
+            Reference.reachabilityFence(arena); // as in close(): the safety net must not take the pointer meanwhile
+        }
+        if (ticket == Integer.MIN_VALUE) {
+            throw new IllegalStateException("cannot move " + describe() + ": it no longer owns its managed tensor");
+        }
+        return owning(cell.kind, cell.address, ticket, fields, lifetime, true);
+    }
+
+    private void checkNotMoved() {
+        if (cell.state() == OwnershipCell.MOVED) {
+            throw new IllegalStateException(describe() + " was moved to another owner (moveTo, or an API that takes ownership such "
+                    + "as ArrowImport.importTensor); use the object it was moved to");
+        }
+    }
+
+    /** What messages call this tensor: its struct and address, without touching native memory. */
+    private String describe() {
+        return "the ImportedTensor of the " + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address);
+    }
+
     @Override
     public String toString() {
+        if (cell.state() == OwnershipCell.MOVED) {
+            return "ImportedTensor[" + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address) + ", moved]";
+        }
         return "ImportedTensor[" + cell.kind.structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
                 + layout() + (isAlive() ? "" : ", closed") + "]";
     }

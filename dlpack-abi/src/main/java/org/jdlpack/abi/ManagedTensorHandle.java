@@ -32,7 +32,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
 
     ManagedTensorHandle(ManagedTensorKind kind, long address) {
         // The cell watches this handle: forgotten while it still owns the pointer, it is released by the safety net.
-        this.cell = new OwnershipCell(kind, address, "ManagedTensorHandle", this, null);
+        this.cell = OwnershipCell.claim(kind, address, "ManagedTensorHandle", this, null);
     }
 
     /**
@@ -41,6 +41,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
      * @param pointer the struct's address; its size is ignored
      * @return the handle, owning the pointer
      * @throws IllegalArgumentException if the pointer is NULL
+     * @throws IllegalStateException    if Java already owns the pointer (nothing was taken or called)
      */
     public static ManagedTensorHandle ofVersioned(MemorySegment pointer) {
         return of(ManagedTensorKind.VERSIONED, pointer);
@@ -52,6 +53,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
      * @param pointer the struct's address; its size is ignored
      * @return the handle, owning the pointer
      * @throws IllegalArgumentException if the pointer is NULL
+     * @throws IllegalStateException    if Java already owns the pointer (nothing was taken or called)
      */
     public static ManagedTensorHandle ofLegacy(MemorySegment pointer) {
         return of(ManagedTensorKind.LEGACY, pointer);
@@ -64,6 +66,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
      * @param pointer the struct's address; its size is ignored
      * @return the handle, owning the pointer
      * @throws IllegalArgumentException if the pointer is NULL or not native
+     * @throws IllegalStateException    if Java already owns the pointer (nothing was taken or called)
      */
     public static ManagedTensorHandle of(ManagedTensorKind kind, MemorySegment pointer) {
         Objects.requireNonNull(kind, "kind");

@@ -36,6 +36,8 @@ final class OwnershipCell extends PhantomReference<Object> {
 
     final ManagedTensorKind kind;
     final long address;
+    /** This cell's entry in {@link OwnedPointers}, dropped when the state leaves OWNED by a release or a move out of Java. */
+    private final int ticket;
     /** Who owns the pointer, for messages: a constant, so naming it allocates nothing. */
     final String owner;
     /** Where the owner was created, when leak tracking is on; else null. */
@@ -52,16 +54,19 @@ final class OwnershipCell extends PhantomReference<Object> {
     boolean linked;
 
     /**
-     * A cell that owns {@code address}.
+     * A cell that owns {@code address}, which the caller has claimed in {@link OwnedPointers}
+     * (see {@link #claim}); the cell drops that claim when its state leaves OWNED.
      *
+     * @param ticket  what {@link OwnedPointers#claim} returned for {@code address}
      * @param watched the object whose unreachability, while still OWNED, is a leak; or null for
      *                an owner that cannot be forgotten (a caller's arena, a scoped import)
      * @param detail  what a leak report adds to the owner's name, or null
      */
-    OwnershipCell(ManagedTensorKind kind, long address, String owner, Object watched, Object detail) {
+    OwnershipCell(ManagedTensorKind kind, long address, int ticket, String owner, Object watched, Object detail) {
         super(watched, watched == null ? null : SafetyNet.queue());
         this.kind = kind;
         this.address = address;
+        this.ticket = ticket;
         this.owner = owner;
         this.detail = detail;
         // Guarded here, not only inside track(): the description lambda would be allocated on
@@ -73,19 +78,51 @@ final class OwnershipCell extends PhantomReference<Object> {
         this.stripe = watched == null ? null : SafetyNet.register(this);
     }
 
-    /** Gives up ownership without calling the deleter. */
+    /**
+     * A new cell owning {@code address}, claimed first: a pointer Java already owns is refused.
+     *
+     * @throws IllegalStateException naming the address if another cell owns it; nothing is called
+     */
+    static OwnershipCell claim(ManagedTensorKind kind, long address, String owner, Object watched, Object detail) {
+        int ticket = OwnedPointers.claim(kind, address);
+        try {
+            return new OwnershipCell(kind, address, ticket, owner, watched, detail);
+        } catch (RuntimeException | Error e) {
+            OwnedPointers.drop(address, ticket);
+            throw e;
+        }
+    }
+
+    /** Gives up ownership without calling the deleter: the pointer leaves Java (consumed by native code). */
     boolean move() {
         if (STATE.compareAndSet(this, OWNED, MOVED)) {
             leaveOwnedState();
+            OwnedPointers.drop(address, ticket);
             return true;
         }
         return false;
+    }
+
+    /**
+     * Gives up ownership to another cell inside Java, keeping the claim on the address for it, so
+     * that no other take can slip in between.
+     *
+     * @return the ticket for the next cell, or {@link Integer#MIN_VALUE} if this cell no longer owns the pointer
+     */
+    int handOver() {
+        if (STATE.compareAndSet(this, OWNED, MOVED)) {
+            leaveOwnedState();
+            return ticket;
+        }
+        return Integer.MIN_VALUE;
     }
 
     /** Calls the deleter, unless ownership already moved or was released. Never throws. */
     boolean release() {
         if (STATE.compareAndSet(this, OWNED, RELEASED)) {
             leaveOwnedState();
+            // Before the deleter: the producer may reuse the address for its next tensor at once.
+            OwnedPointers.drop(address, ticket);
             ForeignDeleters.call(kind, address);
             return true;
         }
@@ -98,6 +135,11 @@ final class OwnershipCell extends PhantomReference<Object> {
         }
         Counters.OWNED_MANAGED_TENSORS.decrement();
         LeakTracking.untrack(this);
+    }
+
+    /** {@return where the cell owning {@code address} was created, when leak tracking recorded it; else null} */
+    static Throwable creationSiteOf(long address) {
+        return LeakTracking.siteOf(o -> o instanceof OwnershipCell cell && cell.address == address && cell.state() == OWNED);
     }
 
     int state() {

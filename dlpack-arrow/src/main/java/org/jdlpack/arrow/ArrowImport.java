@@ -20,6 +20,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.ManagedTensorKind;
@@ -49,8 +50,8 @@ import org.jdlpack.cpu.HostTensorView;
  * Importing takes ownership of the managed tensor. Its memory is held with a lifetime that any
  * thread may end ({@code ImportLifetime.SHARED}: the thread that closes the last vector, or a
  * native thread inside the deleter of a tensor re-exported from the vector), so ending it costs a
- * JVM-wide handshake once per import. A tensor already imported ({@link #importTensor(ImportedTensor)})
- * keeps the lifetime it was imported with. A vector leaked without being closed still releases the
+ * JVM-wide handshake once per import. A tensor already imported moves into the vector
+ * ({@link #importTensor(ImportedTensor)}) and is dead for its old owner. A vector leaked without being closed still releases the
  * tensor once the garbage collector finds it unreachable, but Arrow's allocator keeps counting its
  * bytes.
  *
@@ -127,35 +128,29 @@ public final class ArrowImport {
 
     /**
      * Imports a tensor already imported into Java, such as one from
-     * {@code org.jdlpack.python.PythonRuntime.importTensor}; ownership moves to the vector, so do
-     * not close the tensor yourself. Whatever the outcome, the tensor is closed exactly once: now
-     * if the import fails or copies, else when the vector's memory is released.
+     * {@code org.jdlpack.python.PythonRuntime.importTensor}, moving its ownership to the vector
+     * ({@link ImportedTensor#moveTo}): the tensor you pass is dead afterwards. Its {@code close()}
+     * does nothing (so try-with-resources and {@code ImportedTensor.apply} stay safe), its
+     * accessors say it was moved, and segments obtained from it before the call are inaccessible,
+     * so nothing but the vector can reach the memory, which lives until the vector's last buffer
+     * is released, on any thread. Whatever the outcome, the producer's deleter runs exactly once:
+     * now if the import fails or copies, else when the vector's memory is released.
      *
-     * <p>The tensor's lifetime says which threads may release that memory. A tensor imported with
-     * {@link org.jdlpack.abi.ImportLifetime#SHARED} (as the other import methods here do) may be
-     * released on any thread. One confined to its importing thread (the default lifetime) must
-     * be: if the last buffer over it is released on another thread, the tensor cannot be closed
-     * there; that is logged, and the producer's deleter is left to the safety net after garbage
-     * collection. A tensor imported into a caller's arena ({@code ImportLifetime.in}) is refused:
-     * closing that arena would free memory the vector still points at.
+     * <p>The move follows {@link ImportedTensor#moveTo}'s rules: call it on the importing thread
+     * of a confined tensor. A tensor imported into a caller's arena ({@code ImportLifetime.in}) is
+     * refused, as closing that arena would free memory the vector still points at.
      *
      * @param tensor the tensor, alive; a zero-copy vector wraps its memory
      * @return the vector
-     * @throws IllegalStateException    if the tensor was already closed
-     * @throws IllegalArgumentException if the tensor lives in a caller's arena (left untouched),
-     *                                  or as {@link #importTensor(ManagedTensorKind, MemorySegment)} does
+     * @throws IllegalStateException    if the tensor was closed or moved, lives in a caller's arena,
+     *                                  or cannot move now (left untouched)
+     * @throws WrongThreadException     if the tensor is confined to another thread (left untouched)
+     * @throws IllegalArgumentException as {@link #importTensor(ManagedTensorKind, MemorySegment)} does
      */
     public ImportedVector importTensor(ImportedTensor tensor) {
-        if (!Objects.requireNonNull(tensor, "tensor").isAlive()) {
-            throw new IllegalStateException("cannot import a closed tensor into Arrow: " + tensor);
-        }
-        if (!tensor.endsOnClose()) {
-            // Its arena, not Arrow's last release, would call the deleter: the vector could outlive the memory.
-            throw new IllegalArgumentException("cannot import a tensor that lives as long as a caller's arena into Arrow: "
-                    + "Arrow releases its memory when the last buffer goes, so import it with ImportLifetime.SHARED "
-                    + "(or CONFINED); the tensor was left as it was: " + tensor);
-        }
-        return importOwned(tensor);
+        // Arrow reads the memory through raw addresses, outside the FFM checks: only the vector may
+        // end the memory's life, on whichever thread drops the last buffer.
+        return importOwned(Objects.requireNonNull(tensor, "tensor").moveTo(ImportLifetime.SHARED));
     }
 
     /** Imports a tensor this import now owns: closes it now on failure or copy, else hands it to Arrow. */

@@ -24,8 +24,8 @@ final class TensorAllocation extends ForeignAllocation {
     }
 
     /**
-     * Runs on whichever thread releases the last buffer: any thread for a tensor imported with
-     * {@code ImportLifetime.SHARED}, as {@link ArrowImport} does itself.
+     * Runs on whichever thread releases the last buffer: the tensor is {@code ImportLifetime.SHARED}
+     * ({@link ArrowImport} moves every tensor it takes into that lifetime), so any thread may close it.
      */
     @Override
     protected void release0() {
@@ -34,10 +34,6 @@ final class TensorAllocation extends ForeignAllocation {
         }
         try {
             tensor.close();
-        } catch (WrongThreadException e) {
-            LOG.log(Level.ERROR, "the last Arrow buffer over " + tensor + " was released on " + Thread.currentThread()
-                    + ", but the tensor is confined to the thread that imported it; its deleter is left to the safety net"
-                    + " (import it with ImportLifetime.SHARED to release it on any thread)", e);
         } catch (RuntimeException e) {
             // Arrow is in the middle of its own accounting here; do not unwind through it.
             LOG.log(Level.ERROR, "could not release the DLPack tensor behind an Arrow buffer: " + tensor, e);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -134,14 +135,25 @@ class ArrowImportTest extends ArrowAllocatorTest {
     }
 
     @Test
-    void anAlreadyImportedTensorMovesIntoTheVectorAndKeepsItsLifetime() throws InterruptedException {
+    void anAlreadyImportedTensorMovesIntoTheVectorAndIsDeadForItsOldOwner() throws InterruptedException {
         CPeer.Produced produced = make(PeerTensor.versioned().shape(6));
         long data = peer.field(produced.pointer(), false, DATA);
-        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.SHARED);
-        ImportedVector imported = ArrowImport.into(allocator).zeroCopyOnly().importTensor(tensor);
+        // The default lifetime, confined to this thread: the vector's last buffer is released on another one.
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
+        MemorySegment before = tensor.hostSegment();
+        ImportedVector imported;
+        try (tensor) {
+            imported = ArrowImport.into(allocator).zeroCopyOnly().importTensor(tensor);
+        } // before: this close ran the producer's deleter under the vector, and the next get crashed the JVM
+        assertThat(peer.deleterCalls(produced.id())).as("owned by the vector now").isZero();
         assertThat(((Float4Vector) imported.vector()).getDataBuffer().memoryAddress()).as("no copy").isEqualTo(data);
         assertThat(Columns.objects(imported.vector())).isEqualTo(java.util.List.of(0f, 1f, 2f, 3f, 4f, 5f));
-        assertThat(tensor.isAlive()).as("owned by the vector now").isTrue();
+        assertThat(tensor.isAlive()).as("dead for its old owner").isFalse();
+        assertThatThrownBy(tensor::layout).isInstanceOf(IllegalStateException.class).hasMessageContaining("was moved");
+        assertThatThrownBy(tensor::hostSegment).isInstanceOf(IllegalStateException.class).hasMessageContaining("was moved");
+        assertThatThrownBy(() -> before.get(ValueLayout.JAVA_FLOAT, 0)).as("a segment obtained before the move")
+                .isInstanceOf(IllegalStateException.class);
+        tensor.close(); // does nothing
 
         AtomicLong releasingThread = new AtomicLong();
         Thread closer = new Thread(() -> {
@@ -150,11 +162,10 @@ class ArrowImportTest extends ArrowAllocatorTest {
         });
         closer.start();
         closer.join();
-        assertThat(tensor.isAlive()).isFalse();
         assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
-        assertThat(peer.deleterThread(produced.id())).as("a SHARED tensor, closed by the releasing thread").isEqualTo(releasingThread.get());
+        assertThat(peer.deleterThread(produced.id())).as("released by the thread that dropped the last buffer").isEqualTo(releasingThread.get());
 
-        // A copy closes the tensor during the import; a closed tensor is refused.
+        // A copy releases the tensor during the import; a tensor already moved is refused.
         CPeer.Produced strided = make(PeerTensor.versioned().shape(2, 3).strides(1, 2));
         ImportedTensor confined = ImportedTensor.of(ManagedTensorKind.VERSIONED, strided.pointer());
         try (ImportedVector copy = ArrowImport.into(allocator).importTensor(confined)) {
@@ -163,8 +174,41 @@ class ArrowImportTest extends ArrowAllocatorTest {
             assertThat(peer.deleterCalls(strided.id())).isEqualTo(1);
         }
         assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(confined)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("closed");
+                .hasMessageContaining("was moved");
         assertThat(peer.deleterCalls(strided.id())).isEqualTo(1);
+    }
+
+    @Test
+    void aTensorMovedInsideApplyIsNotReleasedByApply() {
+        CPeer.Produced produced = make(PeerTensor.versioned().shape(3));
+        ImportedVector imported = ImportedTensor.apply(ManagedTensorKind.VERSIONED, produced.pointer(),
+                tensor -> ArrowImport.into(allocator).importTensor(tensor));
+        try (imported) {
+            assertThat(peer.deleterCalls(produced.id())).as("apply left the moved tensor alone").isZero();
+            assertThat(Columns.objects(imported.vector())).isEqualTo(java.util.List.of(0f, 1f, 2f));
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
+    void aConfinedTensorIsMovedOnlyOnItsImportingThread() throws Exception {
+        CPeer.Produced produced = make(PeerTensor.versioned().shape(3));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread other = new Thread(() -> {
+                try {
+                    ArrowImport.into(allocator).importTensor(tensor).close();
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+            });
+            other.start();
+            other.join();
+            assertThat(thrown.get()).isInstanceOf(WrongThreadException.class).hasMessageContaining("Nothing moved");
+            assertThat(tensor.isAlive()).as("left untouched").isTrue();
+            assertThat(HostTensorView.of(tensor).getFloat(2)).isEqualTo(2f);
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
     }
 
     @Test
@@ -173,7 +217,7 @@ class ArrowImportTest extends ArrowAllocatorTest {
         try (Arena arena = Arena.ofConfined()) {
             ImportedTensor inArena = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.in(arena));
             // Its arena, not Arrow's last release, would free the memory under the vector.
-            assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(inArena)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> ArrowImport.into(allocator).importTensor(inArena)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("caller's arena");
             assertThat(inArena.isAlive()).isTrue();
             assertThat(peer.deleterCalls(produced.id())).isZero();

@@ -361,7 +361,10 @@ public final class HostTensorView implements ArrayCopies {
 
     /**
      * Copies every element into another tensor of the same dtype and shape, whatever the strides
-     * of either and however wide the elements: one bulk copy when both are compact.
+     * of either and however wide the elements: one bulk copy when both are compact. Overlapping
+     * tensors (two views of one buffer, a vector reversed onto itself) are copied as if through a
+     * temporary, as NumPy does: every element of the target gets the source's value from before
+     * the copy.
      * @param target the destination
      * @throws IllegalArgumentException      if the dtypes or shapes differ
      * @throws UnsupportedOperationException if the target is read-only

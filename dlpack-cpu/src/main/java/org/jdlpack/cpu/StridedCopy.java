@@ -1,5 +1,6 @@
 package org.jdlpack.cpu;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Array;
@@ -83,7 +84,9 @@ final class StridedCopy {
 
     /**
      * Copies every element of {@code source} into {@code target}; the caller has checked that
-     * dtype and shape agree and that the target is writable.
+     * dtype and shape agree and that the target is writable. Overlapping tensors are copied
+     * through a compact temporary, so every target element gets the source value from before the
+     * copy (NumPy's semantics); the compact-to-compact copy is a memmove and needs none.
      */
     static void elements(HostTensorView source, HostTensorView target) {
         if (source.layout().elementCount() == 0) {
@@ -99,6 +102,24 @@ final class StridedCopy {
             MemorySegment.copy(from, fromOrigin, to, toOrigin, source.layout().elementCount() * bytes);
             return;
         }
+        if (from.asOverlappingSlice(to).isPresent()) {
+            // A strided walk would read elements it already overwrote (a vector reversed onto itself).
+            try (Arena arena = Arena.ofConfined()) {
+                HostTensorView temporary = source.toContiguous(arena);
+                walk(temporary, target);
+            }
+            return;
+        }
+        walk(source, target);
+    }
+
+    /** The row-major walk of {@link #elements}, for tensors that do not overlap. */
+    private static void walk(HostTensorView source, HostTensorView target) {
+        long bytes = source.codec().elementBytes();
+        MemorySegment from = source.segment();
+        MemorySegment to = target.segment();
+        long fromOrigin = source.layout().byteOffset();
+        long toOrigin = target.layout().byteOffset();
         long[] shape = source.layout().shape();
         RowCursor read = new RowCursor(shape, source.layout().strides());
         RowCursor write = new RowCursor(shape, target.layout().strides());

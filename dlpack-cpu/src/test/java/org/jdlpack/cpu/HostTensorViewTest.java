@@ -13,6 +13,7 @@ import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
@@ -23,6 +24,33 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /** Element access, sub-byte packing, lanes and bulk copies on memory laid out by hand or by C. */
 @ExtendWith(NothingLeftBehind.class)
 class HostTensorViewTest {
+
+    @Test
+    void overlappingCopiesBehaveAsIfThroughATemporary() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment values = arena.allocate(JAVA_FLOAT, 8);
+            for (int i = 0; i < 8; i++) {
+                values.setAtIndex(JAVA_FLOAT, i, i);
+            }
+            HostTensorView forward = HostTensorView.of(values, DLDataType.FLOAT32, 8);
+            // The same eight floats, last first: byte_offset at element 7, stride -1.
+            HostTensorView reversed = HostTensorView.of(values, TensorLayout.of(DLDataType.FLOAT32, new long[] {8}, new long[] {-1},
+                    7 * 4, 0));
+            reversed.copyTo(forward); // NumPy: a[:] = a[::-1] gives the reversed vector
+            float[] out = new float[8];
+            forward.copyTo(out);
+            // Before: the strided walk read elements it had overwritten, [7, 6, 5, 4, 4, 5, 6, 7].
+            assertThat(out).containsExactly(7, 6, 5, 4, 3, 2, 1, 0);
+
+            // Overlapping, shifted by one element with a stride of 2 on the target side.
+            HostTensorView firstFour = HostTensorView.of(values.asSlice(0, 16), DLDataType.FLOAT32, 4);
+            HostTensorView everyOther = HostTensorView.of(values, TensorLayout.of(DLDataType.FLOAT32, new long[] {4}, new long[] {2},
+                    4, 0));
+            firstFour.copyTo(everyOther); // elements 1, 3, 5, 7 get the old elements 0..3: 7, 6, 5, 4
+            forward.copyTo(out);
+            assertThat(out).containsExactly(7, 7, 5, 6, 3, 5, 1, 4);
+        }
+    }
 
     @Test
     void packedInt4AndUint4AreLittleBitEndian() {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -70,6 +71,21 @@ public final class LeakTracking {
         if (RECORD_SITES) {
             LIVE.remove(owner);
         }
+    }
+
+    /**
+     * {@return the creation site of a tracked object that {@code which} accepts, or null} A scan
+     * of everything tracked: for error messages, never for a hot path.
+     *
+     * @param which picks the object
+     */
+    public static Throwable siteOf(Predicate<Object> which) {
+        for (Map.Entry<Object, Site> entry : LIVE.entrySet()) {
+            if (which.test(entry.getKey())) {
+                return entry.getValue().where();
+            }
+        }
+        return null;
     }
 
     /**

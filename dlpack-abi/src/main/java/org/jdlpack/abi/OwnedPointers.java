@@ -1,0 +1,131 @@
+package org.jdlpack.abi;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The addresses of every managed tensor Java owns right now, so that the same foreign pointer is
+ * never taken twice: two owners of one {@code DLManagedTensorVersioned*} would call its deleter
+ * twice (a retry, two code paths reading one out-parameter). Java's own exports are protected by
+ * the export registry; this covers every pointer, foreign or not, while a Java object owns it.
+ *
+ * <p>An open hash of {@value #BUCKETS} buckets, each one lock word and {@value #ENTRIES} addresses
+ * in one {@code long[]} (longs, not references: a reference store into a table every thread writes
+ * would mark GC cards that two threads share). Claiming takes the bucket's spin lock for a scan of
+ * seven words, so two claims of one address are decided one after the other; dropping a claim is
+ * one volatile store, made before the deleter is called, so that an address the producer reuses
+ * for its next tensor is free again by the time that tensor arrives. A full bucket spills into a
+ * concurrent map (its count in the lock word tells claims to look there).
+ *
+ * <p>Thread safety: every method may be called from any thread, including native threads inside
+ * upcalls; nothing in the common path allocates, blocks or can unmount a virtual thread.
+ */
+final class OwnedPointers {
+
+    /** What {@link #claim} returns for an address that spilled into the overflow map. */
+    static final int SPILLED = -1;
+
+    private static final int BUCKET_BITS = 11;
+    private static final int BUCKETS = 1 << BUCKET_BITS;
+    /** Longs per bucket: the lock word, then the addresses. */
+    private static final int WIDTH = 8;
+    private static final int ENTRIES = WIDTH - 1;
+    /** Lock word: bit 0 held, the rest the number of this bucket's addresses in {@link #SPILL}. */
+    private static final long LOCKED = 1;
+    private static final long ONE_SPILLED = 2;
+
+    private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+    /** 128 KiB: 2048 buckets of 64 bytes. */
+    private static final long[] TABLE = new long[BUCKETS * WIDTH];
+    private static final Map<Long, Boolean> SPILL = new ConcurrentHashMap<>();
+
+    private OwnedPointers() {
+    }
+
+    /**
+     * Records that Java now owns {@code address}.
+     *
+     * @return a ticket for {@link #drop}: the entry's index, or {@link #SPILLED}
+     * @throws IllegalStateException naming the address if Java already owns it; nothing is called
+     */
+    static int claim(ManagedTensorKind kind, long address) {
+        int bucket = bucketOf(address);
+        long lock = lock(bucket);
+        try {
+            int free = -1;
+            for (int i = bucket + 1; i < bucket + WIDTH; i++) {
+                long entry = (long) WORDS.getVolatile(TABLE, i);
+                if (entry == address) {
+                    throw alreadyOwned(kind, address);
+                }
+                if (entry == 0 && free < 0) {
+                    free = i;
+                }
+            }
+            if (lock >= ONE_SPILLED && SPILL.containsKey(address)) {
+                throw alreadyOwned(kind, address);
+            }
+            if (free >= 0) {
+                WORDS.setVolatile(TABLE, free, address);
+                return free;
+            }
+            SPILL.put(address, Boolean.TRUE);
+            lock += ONE_SPILLED;
+            return SPILLED;
+        } finally {
+            WORDS.setVolatile(TABLE, bucket, lock); // unlocks, keeping the spill count
+        }
+    }
+
+    /**
+     * Forgets a claim. Never throws.
+     *
+     * @param address the address claimed
+     * @param ticket  what {@link #claim} returned for it
+     */
+    static void drop(long address, int ticket) {
+        if (ticket >= 0) {
+            WORDS.setVolatile(TABLE, ticket, 0L);
+            return;
+        }
+        int bucket = bucketOf(address);
+        long lock = lock(bucket);
+        if (SPILL.remove(address) != null) {
+            lock -= ONE_SPILLED;
+        }
+        WORDS.setVolatile(TABLE, bucket, lock);
+    }
+
+    /** {@return the index of the lock word of the bucket {@code address} hashes to} */
+    private static int bucketOf(long address) {
+        // Fibonacci hashing: malloc'ed structs are 16-byte aligned, so the low bits alone would crowd.
+        return (int) ((address * 0x9E37_79B9_7F4A_7C15L) >>> (64 - BUCKET_BITS)) * WIDTH;
+    }
+
+    /** Takes a bucket's lock; {@return the lock word as it was, unlocked} Held for a scan of seven words. */
+    private static long lock(int bucket) {
+        for (int spins = 0; ; spins++) {
+            long word = (long) WORDS.getVolatile(TABLE, bucket);
+            if ((word & LOCKED) == 0 && WORDS.compareAndSet(TABLE, bucket, word, word | LOCKED)) {
+                return word;
+            }
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield(); // the holder was descheduled inside its few instructions
+            }
+        }
+    }
+
+    private static IllegalStateException alreadyOwned(ManagedTensorKind kind, long address) {
+        Throwable firstOwner = OwnershipCell.creationSiteOf(address);
+        String message = "the " + kind.structName() + " at 0x" + Long.toHexString(address) + " is already owned by Java (an "
+                + "ImportedTensor or ManagedTensorHandle took it and has not released it); taking it again would call its "
+                + "deleter twice, so nothing was taken and nothing was called"
+                + (firstOwner != null ? "; the first owner's creation site is the cause"
+                        : " (run with -Dorg.jdlpack.leakTracking=true to see where the first owner was created)");
+        return firstOwner != null ? new IllegalStateException(message, firstOwner) : new IllegalStateException(message);
+    }
+}
