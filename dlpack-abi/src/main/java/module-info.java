@@ -6,8 +6,7 @@
 @SuppressWarnings("module") // the qualified export names modules that are compiled after this one
 module org.jdlpack.abi {
     exports org.jdlpack.abi;
-    exports org.jdlpack.abi.layout;
-    // The device modules' call layers only: loading their library, binding and calling it, and
-    // native-access messages that name the flag.
-    exports org.jdlpack.abi.internal to org.jdlpack.cuda, org.jdlpack.opencl;
+    // The sibling modules' native-call layers only: loading a library, binding and calling it,
+    // reports that never throw, and native-access messages that name the flag.
+    exports org.jdlpack.abi.plumbing to org.jdlpack.cuda, org.jdlpack.opencl;
 }

@@ -2,8 +2,6 @@ package org.jdlpack.abi;
 
 import java.util.List;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.LeakTracking;
 
 /**
  * Process-wide counters of what jdlpack owns and what went wrong, for monitoring and tests. Each

@@ -8,9 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.Diagnostics;
-import org.jdlpack.abi.internal.NativeMemory;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made once for the

@@ -6,8 +6,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.Diagnostics;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * The Java owner of memory that is exported to native code: a reference count over one resource

@@ -5,9 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.LeakTracking;
-import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * The live exports, in a table of slots indexed by the id written into their {@code manager_ctx}.

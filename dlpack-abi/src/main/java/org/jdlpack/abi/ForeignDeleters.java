@@ -8,9 +8,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.Diagnostics;
-import org.jdlpack.abi.internal.NativeMemory;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * Calls the deleter of a managed tensor Java owns: the consumer's side of the contract.

@@ -3,7 +3,6 @@ package org.jdlpack.abi;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
-import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * Holds freed export headers for a while before {@code free()}, first in, first out.

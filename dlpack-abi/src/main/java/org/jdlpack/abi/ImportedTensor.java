@@ -7,7 +7,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 
-import org.jdlpack.abi.internal.NativeMemory;
 
 /**
  * A tensor produced by native code and owned by Java: the consumer's side of a DLPack exchange.
@@ -144,7 +143,11 @@ public final class ImportedTensor implements AutoCloseable {
      */
     static ImportedTensor take(ManagedTensorKind kind, long address, ImportLifetime lifetime, boolean watched) {
         // First: a pointer Java already owns is refused before anything reads it or calls its deleter.
-        int ticket = OwnedPointers.claim(kind, address);
+        return takeClaimed(kind, address, OwnedPointers.claim(kind, address), lifetime, watched);
+    }
+
+    /** {@link #take} for a pointer already claimed in {@link OwnedPointers} (handed over by a handle). */
+    static ImportedTensor takeClaimed(ManagedTensorKind kind, long address, int ticket, ImportLifetime lifetime, boolean watched) {
         ManagedTensorReader.Fields fields;
         try {
             fields = ManagedTensorReader.read(kind, address);

@@ -139,8 +139,16 @@ public final class ManagedTensorHandle implements AutoCloseable {
      */
     public ImportedTensor importTensor(ImportLifetime lifetime) {
         Objects.requireNonNull(lifetime, "lifetime");
-        moveOut("import");
-        return ImportedTensor.take(cell.kind, cell.address, lifetime, true);
+        int ticket;
+        try {
+            ticket = cell.handOver(); // the claim on the address goes with the pointer: no other take can slip in
+        } finally {
+            Reference.reachabilityFence(this); // see moveOut
+        }
+        if (ticket == Integer.MIN_VALUE) {
+            throw new IllegalStateException("cannot import: " + describeState());
+        }
+        return ImportedTensor.takeClaimed(cell.kind, cell.address, ticket, lifetime, true);
     }
 
     private void moveOut(String what) {

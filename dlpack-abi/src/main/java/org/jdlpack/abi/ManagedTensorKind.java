@@ -1,7 +1,5 @@
 package org.jdlpack.abi;
 
-import org.jdlpack.abi.layout.DLManagedTensorLayout;
-import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
 
 /**
  * Which of the two DLPack managed-tensor structs a pointer refers to.

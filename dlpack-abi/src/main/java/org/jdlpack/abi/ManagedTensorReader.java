@@ -8,12 +8,6 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
-import org.jdlpack.abi.internal.NativeMemory;
-import org.jdlpack.abi.layout.DLDataTypeLayout;
-import org.jdlpack.abi.layout.DLDeviceLayout;
-import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
-import org.jdlpack.abi.layout.DLPackVersionLayout;
-import org.jdlpack.abi.layout.DLTensorLayout;
 
 /**
  * Reads and validates a foreign managed tensor. Everything is copied into Java values once, so a

@@ -7,12 +7,6 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.MemorySegment;
 
-import org.jdlpack.abi.internal.NativeMemory;
-import org.jdlpack.abi.layout.DLDataTypeLayout;
-import org.jdlpack.abi.layout.DLDeviceLayout;
-import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
-import org.jdlpack.abi.layout.DLPackVersionLayout;
-import org.jdlpack.abi.layout.DLTensorLayout;
 
 /**
  * Writes an export header: the managed-tensor struct followed by its shape and strides, in one

@@ -4,8 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.PhantomReference;
 
-import org.jdlpack.abi.internal.Counters;
-import org.jdlpack.abi.internal.LeakTracking;
 
 /**
  * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then

@@ -2,8 +2,7 @@ package org.jdlpack.abi;
 
 import java.lang.ref.ReferenceQueue;
 
-import org.jdlpack.abi.internal.Diagnostics;
-import org.jdlpack.abi.internal.LeakTracking;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * Releases owned pointers whose owner was forgotten: a handle that became unreachable, or an

@@ -8,7 +8,6 @@ import java.util.Objects;
  * (in elements), {@code byte_offset}, flags, and the bytes the elements reach. These are the
  * {@code DLTensor} fields every tensor in this library has, whoever owns the memory; a
  * {@link TensorSpec}, an {@link ImportedTensor} and the host and device views each return one.
- * (Not to be confused with {@link org.jdlpack.abi.layout}, the C structs' memory layouts.)
  *
  * <p>A layout is validated when it is made: ndim at most {@link #MAX_NDIM}, no
  * negative extent or offset, one stride per dimension, no size that overflows 64 bits. It says

@@ -7,13 +7,6 @@ import java.lang.foreign.StructLayout;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import org.jdlpack.abi.internal.DLPackExchangeAPILayout;
-import org.jdlpack.abi.layout.DLDataTypeLayout;
-import org.jdlpack.abi.layout.DLDeviceLayout;
-import org.jdlpack.abi.layout.DLManagedTensorLayout;
-import org.jdlpack.abi.layout.DLManagedTensorVersionedLayout;
-import org.jdlpack.abi.layout.DLPackVersionLayout;
-import org.jdlpack.abi.layout.DLTensorLayout;
 import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.Test;
 

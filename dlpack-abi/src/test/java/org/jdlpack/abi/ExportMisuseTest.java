@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.jdlpack.abi.internal.NativeMemory;
 import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

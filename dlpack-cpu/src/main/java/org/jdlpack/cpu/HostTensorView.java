@@ -1,6 +1,11 @@
 package org.jdlpack.cpu;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -17,9 +22,10 @@ import org.jdlpack.abi.UnsupportedDeviceException;
 
 /**
  * A tensor in host-addressable memory, read and written from Java: typed element access for every
- * DLPack data type, and bulk copies. The copies to and from Java arrays ({@code copyTo(float[])},
- * {@code copyFrom(float[])} and their siblings for every primitive width) are declared in
- * {@link ArrayCopies}, which only this class implements.
+ * DLPack data type, and bulk copies, to another tensor and to and from Java arrays of every
+ * primitive width. The array copies move raw bits between elements and array values of the same
+ * width, in row-major order: one copy when the tensor is compact, else one per contiguous row or
+ * per element; they throw {@link IllegalArgumentException} when the widths or the lengths differ.
  *
  * <p>A host tensor is a view: it does not own its memory. It is backed by a {@link MemorySegment}
  * bounded to exactly the bytes its shape, strides and dtype reach, and it lives as long as that
@@ -34,7 +40,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  *
  * <h2>Values</h2>
  * {@link #getDouble(long, int)} decodes every numeric type (integers, IEEE floats, bfloat16,
- * float8/float6/float4 through {@link MinifloatFormat}, the real part of complex, bool as 0 or 1);
+ * float8/float6/float4 as their published definitions say, the real part of complex, bool as 0 or 1);
  * {@link #getLong(long, int)} reads integer, bool and opaque-handle types exactly (unsigned 64-bit
  * values as their bit pattern). Packed sub-byte types (bits * lanes not a multiple of 8) are
  * located by bit position, little bit-endian, unless the tensor says values are padded to bytes.
@@ -46,7 +52,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * the same elements from several threads race as they would on any shared memory. Packed sub-byte
  * writes read-modify-write whole bytes, so concurrent writes to neighbouring packed elements race.
  */
-public final class HostTensorView implements ArrayCopies {
+public final class HostTensorView {
 
     private final MemorySegment segment;
     /** Where the elements lie in {@link #segment}: its byte_offset is element 0's offset there. */
@@ -343,7 +349,106 @@ public final class HostTensorView implements ArrayCopies {
         write(position, 0, 0, value ? 1 : 0);
     }
 
-    // ----- bulk copies (those to and from Java arrays are in ArrayCopies) -----
+    // ----- bulk copies -----
+
+    /**
+     * Copies every element into an array; for 32-bit types ({@code float32}, {@code int32},
+     * {@code uint32}) the bits are copied unchanged.
+     * @param destination one value per element; 32-bit elements
+     */
+    public void copyTo(float[] destination) {
+        StridedCopy.array(this, destination, JAVA_FLOAT_UNALIGNED, 32, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 64-bit elements
+     */
+    public void copyTo(double[] destination) {
+        StridedCopy.array(this, destination, JAVA_DOUBLE_UNALIGNED, 64, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 32-bit elements
+     */
+    public void copyTo(int[] destination) {
+        StridedCopy.array(this, destination, JAVA_INT_UNALIGNED, 32, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 64-bit elements
+     */
+    public void copyTo(long[] destination) {
+        StridedCopy.array(this, destination, JAVA_LONG_UNALIGNED, 64, false);
+    }
+
+    /**
+     * Copies every element into an array (raw bits of float16 and bfloat16); see {@link #copyTo(float[])}.
+     * @param destination one value per element; 16-bit elements
+     */
+    public void copyTo(short[] destination) {
+        StridedCopy.array(this, destination, JAVA_SHORT_UNALIGNED, 16, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 8-bit elements
+     */
+    public void copyTo(byte[] destination) {
+        StridedCopy.array(this, destination, JAVA_BYTE, 8, false);
+    }
+
+    /**
+     * Overwrites every element, in row-major order, from an array.
+     * @param source one value per element; 32-bit elements
+     * @throws UnsupportedOperationException if the tensor is read-only
+     */
+    public void copyFrom(float[] source) {
+        StridedCopy.array(this, source, JAVA_FLOAT_UNALIGNED, 32, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 64-bit elements
+     */
+    public void copyFrom(double[] source) {
+        StridedCopy.array(this, source, JAVA_DOUBLE_UNALIGNED, 64, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 32-bit elements
+     */
+    public void copyFrom(int[] source) {
+        StridedCopy.array(this, source, JAVA_INT_UNALIGNED, 32, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 64-bit elements
+     */
+    public void copyFrom(long[] source) {
+        StridedCopy.array(this, source, JAVA_LONG_UNALIGNED, 64, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 16-bit elements
+     */
+    public void copyFrom(short[] source) {
+        StridedCopy.array(this, source, JAVA_SHORT_UNALIGNED, 16, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 8-bit elements
+     */
+    public void copyFrom(byte[] source) {
+        StridedCopy.array(this, source, JAVA_BYTE, 8, true);
+    }
+
 
     /**
      * Copies the elements into fresh compact row-major memory from {@code arena}, 256-byte

@@ -1,6 +1,5 @@
 package org.jdlpack.cpu;
 
-import java.util.Arrays;
 
 import org.jdlpack.abi.DLDataTypeCode;
 
@@ -28,7 +27,7 @@ import org.jdlpack.abi.DLDataTypeCode;
  *
  * <p>Immutable and safe to use from any thread.
  */
-public enum MinifloatFormat {
+enum MinifloatFormat {
     /** {@code float8_e3m4}: bias 3, IEEE-like infinities and NaN. */
     FLOAT8_E3M4(3, 4, 3, Specials.IEEE),
     /** {@code float8_e4m3}: bias 7, IEEE-like infinities and NaN. */
@@ -233,10 +232,5 @@ public enum MinifloatFormat {
             return toBelow < toAbove ? ascending[low] : ascending[high];
         }
         return (ascending[low] & 1) == 0 ? ascending[low] : ascending[high];
-    }
-
-    /** {@return a copy of the decoding table: every decoded value, indexed by encoding, for tests and lookup tables} */
-    public float[] decodingTable() {
-        return Arrays.copyOf(table, table.length);
     }
 }

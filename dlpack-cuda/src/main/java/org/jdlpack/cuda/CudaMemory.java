@@ -12,7 +12,7 @@ import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * CUDA memory owned from Java: device memory ({@code kDLCUDA}), page-locked host memory

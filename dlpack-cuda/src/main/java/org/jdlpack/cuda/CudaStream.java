@@ -3,7 +3,7 @@ package org.jdlpack.cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * A CUDA stream: one the application created here, or one of the two default streams, or one

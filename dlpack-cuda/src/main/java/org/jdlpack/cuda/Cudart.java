@@ -14,8 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
-import org.jdlpack.abi.internal.Downcalls;
-import org.jdlpack.abi.internal.NativeLibrary;
+import org.jdlpack.abi.plumbing.Downcalls;
+import org.jdlpack.abi.plumbing.NativeLibrary;
 
 /**
  * How jdlpack reaches libcudart: finding and loading the library, binding its functions, the

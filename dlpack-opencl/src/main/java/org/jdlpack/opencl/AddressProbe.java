@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.Optional;
 
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * Reads a word at an address from outside (a {@code DLTensor.data} said to be a {@code cl_mem})

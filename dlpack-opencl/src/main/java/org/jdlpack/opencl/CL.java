@@ -12,8 +12,8 @@ import java.lang.invoke.MethodHandle;
 import java.util.List;
 import java.util.Map;
 
-import org.jdlpack.abi.internal.Downcalls;
-import org.jdlpack.abi.internal.NativeLibrary;
+import org.jdlpack.abi.plumbing.Downcalls;
+import org.jdlpack.abi.plumbing.NativeLibrary;
 
 /**
  * How jdlpack reaches libOpenCL (the ICD loader): the library, binding its functions, the

@@ -11,7 +11,7 @@ import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ManagedTensorHandle;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * An OpenCL buffer ({@code cl_mem}) that this object holds one reference to.

@@ -3,7 +3,7 @@ package org.jdlpack.opencl;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * An OpenCL context on one device with one in-order command queue: where buffers are created,

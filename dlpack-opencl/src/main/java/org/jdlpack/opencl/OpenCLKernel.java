@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 
 /**
  * A kernel built from OpenCL C source, run over a 1-D range on its context's queue. Enough to

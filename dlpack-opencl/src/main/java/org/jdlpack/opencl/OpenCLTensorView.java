@@ -15,7 +15,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
-import org.jdlpack.abi.internal.Downcalls;
+import org.jdlpack.abi.plumbing.Downcalls;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.internal.StridedTransfer;
 

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,7 @@ import java.util.ResourceBundle;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
-import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.plumbing.Diagnostics;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -6,7 +6,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
 /** {@code DLDevice}: {@code DLDeviceType device_type; int32_t device_id;} (8 bytes). */
-public final class DLDeviceLayout {
+final class DLDeviceLayout {
 
     /** The struct layout; {@code device_type} is a C enum, an {@code int} on every LP64 ABI. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

@@ -1,11 +1,10 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
-import org.jdlpack.abi.layout.DLPackVersionLayout;
 
 /**
  * The DLPack 1.3 C exchange API tables. Internal: jdlpack neither offers nor calls the exchange
@@ -17,7 +16,7 @@ import org.jdlpack.abi.layout.DLPackVersionLayout;
  * {@code managed_tensor_from_py_object_no_sync}, {@code managed_tensor_to_py_object_no_sync},
  * {@code dltensor_from_py_object_no_sync} and {@code current_work_stream}.
  */
-public final class DLPackExchangeAPILayout {
+final class DLPackExchangeAPILayout {
 
     /** {@code DLPackExchangeAPIHeader}. */
     public static final StructLayout HEADER_LAYOUT = MemoryLayout.structLayout(

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -11,7 +11,7 @@ import java.lang.foreign.StructLayout;
  * {@code DLTensor} (48 bytes): {@code void* data; DLDevice device; int32_t ndim; DLDataType dtype;
  * int64_t* shape; int64_t* strides; uint64_t byte_offset;}.
  */
-public final class DLTensorLayout {
+final class DLTensorLayout {
 
     /** The struct layout. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

@@ -1,8 +1,7 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
@@ -10,7 +9,7 @@ import java.lang.foreign.StructLayout;
  * The legacy {@code DLManagedTensor} (64 bytes): {@code DLTensor dl_tensor; void* manager_ctx;
  * void (*deleter)(struct DLManagedTensor*);}. It has no version and no flags.
  */
-public final class DLManagedTensorLayout {
+final class DLManagedTensorLayout {
 
     /** The struct layout. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
@@ -27,9 +26,6 @@ public final class DLManagedTensorLayout {
     public static final long DELETER = 56;
     /** {@code sizeof(DLManagedTensor)}. */
     public static final long SIZE = 64;
-
-    /** The deleter's C signature: {@code void deleter(DLManagedTensor* self)}. */
-    public static final FunctionDescriptor DELETER_DESCRIPTOR = FunctionDescriptor.ofVoid(ADDRESS);
 
     private DLManagedTensorLayout() {
     }

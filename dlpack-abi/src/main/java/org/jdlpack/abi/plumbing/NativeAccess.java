@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi.plumbing;
 
 import java.lang.System.Logger.Level;
 

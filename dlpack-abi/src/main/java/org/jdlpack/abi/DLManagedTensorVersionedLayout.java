@@ -1,9 +1,8 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
@@ -14,7 +13,7 @@ import java.lang.foreign.StructLayout;
  * <p>{@code version}, {@code manager_ctx} and {@code deleter} keep their offsets in every major
  * version, which is what lets a consumer release a tensor whose major version it does not know.
  */
-public final class DLManagedTensorVersionedLayout {
+final class DLManagedTensorVersionedLayout {
 
     /** The struct layout. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(
@@ -37,9 +36,6 @@ public final class DLManagedTensorVersionedLayout {
     public static final long DL_TENSOR = 32;
     /** {@code sizeof(DLManagedTensorVersioned)}. */
     public static final long SIZE = 80;
-
-    /** The deleter's C signature: {@code void deleter(DLManagedTensorVersioned* self)}. */
-    public static final FunctionDescriptor DELETER_DESCRIPTOR = FunctionDescriptor.ofVoid(ADDRESS);
 
     private DLManagedTensorVersionedLayout() {
     }

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -6,7 +6,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
 /** {@code DLPackVersion}: {@code uint32_t major; uint32_t minor;} (8 bytes). */
-public final class DLPackVersionLayout {
+final class DLPackVersionLayout {
 
     /** The struct layout. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
@@ -10,6 +10,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.function.Consumer;
 
+import org.jdlpack.abi.plumbing.NativeAccess;
+
 /**
  * The restricted FFM operations of the abi module, in one place: reinterpreting foreign addresses,
  * the C allocator, and building downcall handles and upcall stubs.
@@ -17,7 +19,7 @@ import java.util.function.Consumer;
  * <p>Everything here is safe to call from any thread, including native threads inside upcalls.
  */
 @SuppressWarnings("restricted")
-public final class NativeMemory {
+final class NativeMemory {
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MALLOC;

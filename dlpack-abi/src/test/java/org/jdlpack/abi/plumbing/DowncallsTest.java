@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi.plumbing;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi;
 
 import java.util.concurrent.atomic.LongAdder;
 
@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The process-wide counters behind {@code org.jdlpack.abi.DLPackStats}. Updated from any thread,
  * upcalls included; {@link LongAdder} keeps contended updates cheap.
  */
-public final class Counters {
+final class Counters {
 
     /** Exports whose deleter has not run yet. */
     public static final LongAdder LIVE_EXPORTS = new LongAdder();

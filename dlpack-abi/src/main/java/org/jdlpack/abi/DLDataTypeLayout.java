@@ -1,4 +1,4 @@
-package org.jdlpack.abi.layout;
+package org.jdlpack.abi;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
@@ -7,7 +7,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
 /** {@code DLDataType}: {@code uint8_t code; uint8_t bits; uint16_t lanes;} (4 bytes). */
-public final class DLDataTypeLayout {
+final class DLDataTypeLayout {
 
     /** The struct layout; all three fields are unsigned in C. */
     public static final StructLayout LAYOUT = MemoryLayout.structLayout(

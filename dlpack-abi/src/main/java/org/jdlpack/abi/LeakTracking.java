@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi;
 
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -8,6 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * Leak reports and creation sites for managed tensors nobody closed (the safety net that releases
@@ -19,7 +21,7 @@ import java.util.function.Supplier;
  * in the manner of Netty's leak detector. Off by default, because capturing a stack trace per
  * object is expensive; when off, tracking costs one branch per object.
  */
-public final class LeakTracking {
+final class LeakTracking {
 
     /** The system property that switches creation-site recording on. */
     public static final String PROPERTY = "org.jdlpack.leakTracking";

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.internal;
+package org.jdlpack.abi.plumbing;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -14,8 +14,13 @@ public final class Diagnostics {
     private Diagnostics() {
     }
 
-    /** Test seam: routes reports to {@code replacement}; returns the logger used until now. */
-    static Logger replaceLogger(Logger replacement) {
+    /**
+     * Test seam: routes reports to {@code replacement}.
+     *
+     * @param replacement the logger to use from now on
+     * @return the logger used until now
+     */
+    public static Logger replaceLogger(Logger replacement) {
         Logger previous = logger;
         logger = replacement;
         return previous;
