@@ -10,37 +10,37 @@ import java.util.Optional;
  */
 public enum DLDeviceType {
     /** {@code kDLCPU}: ordinary host memory. */
-    CPU(1, true),
+    CPU(1, true, true),
     /** {@code kDLCUDA}: CUDA device memory. */
-    CUDA(2, false),
+    CUDA(2, false, true),
     /** {@code kDLCUDAHost}: page-locked host memory allocated with cudaMallocHost. */
-    CUDA_HOST(3, true),
+    CUDA_HOST(3, true, true),
     /** {@code kDLOpenCL}: an OpenCL buffer; {@code data} is a {@code cl_mem} handle. */
-    OPENCL(4, false),
+    OPENCL(4, false, false),
     /** {@code kDLVulkan}: Vulkan buffer. */
-    VULKAN(7, false),
+    VULKAN(7, false, false),
     /** {@code kDLMetal}: Metal buffer. */
-    METAL(8, false),
+    METAL(8, false, false),
     /** {@code kDLVPI}: Verilog simulator buffer. */
-    VPI(9, false),
+    VPI(9, false, false),
     /** {@code kDLROCM}: ROCm GPU memory. */
-    ROCM(10, false),
+    ROCM(10, false, true),
     /** {@code kDLROCMHost}: page-locked host memory allocated by ROCm. */
-    ROCM_HOST(11, true),
+    ROCM_HOST(11, true, true),
     /** {@code kDLExtDev}: a device defined by an extension, not by DLPack. */
-    EXT_DEV(12, false),
+    EXT_DEV(12, false, false),
     /** {@code kDLCUDAManaged}: CUDA managed (unified) memory, addressable by host and device. */
-    CUDA_MANAGED(13, true),
+    CUDA_MANAGED(13, true, true),
     /** {@code kDLOneAPI}: oneAPI unified shared memory. */
-    ONE_API(14, false),
+    ONE_API(14, false, true),
     /** {@code kDLWebGPU}: WebGPU buffer. */
-    WEBGPU(15, false),
+    WEBGPU(15, false, false),
     /** {@code kDLHexagon}: Qualcomm Hexagon DSP memory. */
-    HEXAGON(16, false),
+    HEXAGON(16, false, false),
     /** {@code kDLMAIA}: Microsoft MAIA device memory. */
-    MAIA(17, false),
+    MAIA(17, false, false),
     /** {@code kDLTrn}: AWS Trainium device memory. */
-    TRN(18, false);
+    TRN(18, false, false);
 
     private static final DLDeviceType[] BY_CODE = new DLDeviceType[19];
 
@@ -52,10 +52,13 @@ public enum DLDeviceType {
 
     private final int code;
     private final boolean hostAccessible;
+    /** Whether {@code data} is an address that {@code byte_offset} can be added to (not a handle such as a cl_mem). */
+    private final boolean dataIsPointer;
 
-    DLDeviceType(int code, boolean hostAccessible) {
+    DLDeviceType(int code, boolean hostAccessible, boolean dataIsPointer) {
         this.code = code;
         this.hostAccessible = hostAccessible;
+        this.dataIsPointer = dataIsPointer;
     }
 
     /** {@return the C enum value of this constant in {@code DLDeviceType}} */
@@ -70,6 +73,17 @@ public enum DLDeviceType {
      */
     public boolean isHostAccessible() {
         return hostAccessible;
+    }
+
+    /**
+     * Whether {@code data} on the device type with this C value is a pointer that {@code byte_offset} can be folded
+     * into: device and host addresses (CPU, CUDA and its host and managed memory, ROCm and its host
+     * memory, oneAPI unified shared memory), not handles (an OpenCL {@code cl_mem}, Vulkan, Metal,
+     * WebGPU buffers) nor memory whose {@code data} this library cannot interpret.
+     */
+    static boolean dataIsPointer(int code) {
+        // The array, not of(code): this runs on every export and must allocate nothing.
+        return code >= 0 && code < BY_CODE.length && BY_CODE[code] != null && BY_CODE[code].dataIsPointer;
     }
 
     /**

@@ -160,7 +160,7 @@ final class ManagedTensorReader {
             }
         }
         if (stridesWereNull) {
-            TensorGeometry.compactStrides(dims, ndim);
+            TensorGeometry.compactStrides(dims, dims, ndim, ndim);
         } else if (ndim > 0) {
             MemorySegment.copy(NativeMemory.at(stridesPointer, 8L * ndim), JAVA_LONG_UNALIGNED, 0, dims, ndim, ndim);
         }

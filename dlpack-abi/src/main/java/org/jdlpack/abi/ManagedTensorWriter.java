@@ -21,18 +21,6 @@ final class ManagedTensorWriter {
         return kind.structSize() + 16L * ndim;
     }
 
-    /**
-     * Whether {@code data} on this device is a pointer that {@code byte_offset} can be added to.
-     * Handle-based memory (OpenCL cl_mem, Vulkan, Metal, WebGPU) cannot, and device types whose
-     * {@code data} we cannot interpret keep the spec's fields as given.
-     */
-    static boolean isPointerAddressable(DLDevice device) {
-        return switch (device.deviceType()) {
-            case 1, 2, 3, 10, 11, 13, 14 -> true; // CPU, CUDA, CUDA host, ROCm, ROCm host, CUDA managed, oneAPI (USM)
-            default -> false;
-        };
-    }
-
     /** Allocates and fills the header; the caller owns the returned address. */
     static long write(ManagedTensorKind kind, TensorSpec spec, ExportOptions options, long managerCtx) {
         TensorLayout layout = spec.layout();
@@ -56,7 +44,7 @@ final class ManagedTensorWriter {
         // (PyTorch up to 2.9, cuVS-java, cuda.core) then read the right elements.
         long data = spec.data().address();
         long byteOffset = layout.byteOffset();
-        if (!options.verbatimByteOffset() && isPointerAddressable(spec.device())) {
+        if (!options.verbatimByteOffset() && DLDeviceType.dataIsPointer(spec.device().deviceType())) {
             data += byteOffset;
             byteOffset = 0;
         }

@@ -22,20 +22,30 @@ final class TensorGeometry {
      */
     static long[] compactStrides(long[] shape) {
         long[] strides = new long[shape.length];
+        compactStrides(shape, strides, 0, shape.length);
+        return strides;
+    }
+
+    /**
+     * Writes the compact row-major strides of {@code shape[0..ndim)} into
+     * {@code into[from..from+ndim)} (the importer keeps shape and strides in one array).
+     *
+     * @throws InvalidTensorException if a stride overflows 64 bits
+     */
+    static void compactStrides(long[] shape, long[] into, int from, int ndim) {
         long stride = 1;
-        for (int i = shape.length - 1; i >= 0; i--) {
-            strides[i] = stride;
+        for (int i = ndim - 1; i >= 0; i--) {
+            into[from + i] = stride;
             try {
                 stride = Math.multiplyExact(stride, Math.max(shape[i], 1));
             } catch (ArithmeticException e) {
                 // The overflow only matters if a stride that needs it exists.
                 if (i > 0) {
-                    throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape)
+                    throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(shape, ndim))
                             + ": compact strides overflow 64 bits", e);
                 }
             }
         }
-        return strides;
     }
 
     /**
@@ -68,21 +78,7 @@ final class TensorGeometry {
      * @throws InvalidTensorException if the product overflows 64 bits
      */
     static long elementCount(long[] shape) {
-        for (long extent : shape) {
-            if (extent == 0) {
-                return 0;
-            }
-        }
-        long count = 1;
-        try {
-            for (long extent : shape) {
-                count = Math.multiplyExact(count, extent);
-            }
-        } catch (ArithmeticException e) {
-            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape)
-                    + ": element count overflows 64 bits", e);
-        }
-        return count;
+        return elementCount(shape, shape.length);
     }
 
     /**
@@ -184,26 +180,5 @@ final class TensorGeometry {
                     + ": element count overflows 64 bits", e);
         }
         return count;
-    }
-
-    /**
-     * Writes the compact row-major strides of {@code dims[0..ndim)} into {@code dims[ndim..2*ndim)}.
-     *
-     * @throws InvalidTensorException if a stride overflows 64 bits
-     */
-    static void compactStrides(long[] dims, int ndim) {
-        long stride = 1;
-        for (int i = ndim - 1; i >= 0; i--) {
-            dims[ndim + i] = stride;
-            try {
-                stride = Math.multiplyExact(stride, Math.max(dims[i], 1));
-            } catch (ArithmeticException e) {
-                // The overflow only matters if a stride that needs it exists.
-                if (i > 0) {
-                    throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(dims, ndim))
-                            + ": compact strides overflow 64 bits", e);
-                }
-            }
-        }
     }
 }
