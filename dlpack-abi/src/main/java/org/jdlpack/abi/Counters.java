@@ -20,8 +20,6 @@ final class Counters {
     public static final LongAdder DELETER_FAILURES = new LongAdder();
     /** Exceptions thrown by user release callbacks. */
     public static final LongAdder RELEASE_CALLBACK_FAILURES = new LongAdder();
-    /** Managed tensors released by the safety net because nobody closed them. */
-    public static final LongAdder LEAKS = new LongAdder();
 
     private Counters() {
     }

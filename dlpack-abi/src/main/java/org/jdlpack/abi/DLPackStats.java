@@ -2,6 +2,8 @@ package org.jdlpack.abi;
 
 import java.util.List;
 
+import org.jdlpack.abi.plumbing.Ledger;
+
 
 /**
  * Process-wide counters of what jdlpack owns and what went wrong, for monitoring and tests. Each
@@ -60,7 +62,7 @@ public final class DLPackStats {
      * closed, and were released by the safety net}
      */
     public static long leaksReported() {
-        return Counters.LEAKS.sum();
+        return Ledger.leaks();
     }
 
     /**
@@ -68,7 +70,7 @@ public final class DLPackStats {
      * {@code org.jdlpack.leakTracking=true} was set at start-up}
      */
     public static boolean leakTrackingEnabled() {
-        return LeakTracking.isEnabled();
+        return Ledger.trackingEnabled();
     }
 
     /**
@@ -77,6 +79,6 @@ public final class DLPackStats {
      * holds memory in a long-running process.
      */
     public static List<String> liveAllocationSites() {
-        return LeakTracking.liveSites();
+        return Ledger.liveSites();
     }
 }

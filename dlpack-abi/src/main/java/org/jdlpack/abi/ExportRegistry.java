@@ -5,6 +5,9 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
+import org.jdlpack.abi.plumbing.Ledger;
+import org.jdlpack.abi.plumbing.ThreadStripes;
+
 
 /**
  * The live exports, in a table of slots indexed by the id written into their {@code manager_ctx}.
@@ -188,8 +191,8 @@ final class ExportRegistry {
         page.setState(i, (id >>> SLOT_BITS) << 2 | LIVE); // volatile: publishes the fields above
         Counters.LIVE_EXPORTS.increment();
         Counters.EXPORT_HEADER_BYTES.add(headerBytes);
-        if (LeakTracking.isEnabled()) {
-            LeakTracking.track(id, () -> "export " + id + " (" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
+        if (Ledger.trackingEnabled()) {
+            Ledger.track(id, () -> "export " + id + " (" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
         }
     }
 
@@ -236,8 +239,8 @@ final class ExportRegistry {
         HeaderQuarantine.retire(address, headerBytes);
         Counters.LIVE_EXPORTS.decrement();
         Counters.EXPORT_HEADER_BYTES.add(-headerBytes);
-        if (LeakTracking.isEnabled()) {
-            LeakTracking.untrack(id);
+        if (Ledger.trackingEnabled()) {
+            Ledger.untrack(id);
         }
         return owner;
     }

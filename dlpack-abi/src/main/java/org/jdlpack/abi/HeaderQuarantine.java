@@ -3,6 +3,8 @@ package org.jdlpack.abi;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import org.jdlpack.abi.plumbing.ThreadStripes;
+
 
 /**
  * Holds freed export headers for a while before {@code free()}, first in, first out.

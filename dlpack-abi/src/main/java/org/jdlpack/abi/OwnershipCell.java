@@ -2,7 +2,8 @@ package org.jdlpack.abi;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.lang.ref.PhantomReference;
+
+import org.jdlpack.abi.plumbing.Ledger;
 
 
 /**
@@ -10,13 +11,12 @@ import java.lang.ref.PhantomReference;
  * exactly one of MOVED (handed to someone else) or RELEASED (deleter called). The transition is a
  * compare-and-set, so of any number of racing attempts exactly one wins.
  *
- * <p>The cell is also its own safety-net entry: a phantom reference to the object whose
+ * <p>The cell is also its own {@link Ledger} entry: a phantom reference to the object whose
  * unreachability means "forgotten" (a handle, or the scope of an imported tensor's arena). One
- * object per owned pointer does both jobs, where a {@code Cleaner} registration would add a
- * cleanable and an action lambda per import. A cell created without a watched object (imports
- * into a caller's arena, scoped imports) is not in the safety net.
+ * object per owned pointer does both jobs. A cell created without a watched object (imports into
+ * a caller's arena, scoped imports) is not in the safety net.
  */
-final class OwnershipCell extends PhantomReference<Object> {
+final class OwnershipCell extends Ledger.Entry {
 
     static final int OWNED = 0;
     static final int MOVED = 1;
@@ -38,18 +38,10 @@ final class OwnershipCell extends PhantomReference<Object> {
     private final int ticket;
     /** Who owns the pointer, for messages: a constant, so naming it allocates nothing. */
     final String owner;
-    /** Where the owner was created, when leak tracking is on; else null. */
-    final Throwable creationSite;
     /** Describes the tensor in a leak report (its validated fields), or null; never the watched object. */
     final Object detail;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
-
-    // Safety-net list links, guarded by the stripe's lock; stripe is null when not watched.
-    final SafetyNet.Stripe stripe;
-    OwnershipCell netPrev;
-    OwnershipCell netNext;
-    boolean linked;
 
     /**
      * A cell that owns {@code address}, which the caller has claimed in {@link OwnedPointers}
@@ -61,19 +53,14 @@ final class OwnershipCell extends PhantomReference<Object> {
      * @param detail  what a leak report adds to the owner's name, or null
      */
     OwnershipCell(ManagedTensorKind kind, long address, int ticket, String owner, Object watched, Object detail) {
-        super(watched, watched == null ? null : SafetyNet.queue());
+        super(watched);
         this.kind = kind;
         this.address = address;
         this.ticket = ticket;
         this.owner = owner;
         this.detail = detail;
-        // Guarded here, not only inside track(): the description lambda would be allocated on
-        // every handle and import even with tracking off.
-        this.creationSite = LeakTracking.isEnabled()
-                ? LeakTracking.track(this, () -> owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")")
-                : null;
         Counters.OWNED_MANAGED_TENSORS.increment();
-        this.stripe = watched == null ? null : SafetyNet.register(this);
+        open();
     }
 
     /**
@@ -128,16 +115,22 @@ final class OwnershipCell extends PhantomReference<Object> {
     }
 
     private void leaveOwnedState() {
-        if (stripe != null) {
-            stripe.remove(this);
-        }
+        settle();
         Counters.OWNED_MANAGED_TENSORS.decrement();
-        LeakTracking.untrack(this);
+    }
+
+    /** The safety net: the owner was forgotten while it still owned the pointer. */
+    @Override
+    protected void forgotten() {
+        String what = describe(); // before release: the report must not depend on the deleter
+        if (release()) {
+            Ledger.reportLeak(what, creationSite());
+        }
     }
 
     /** {@return where the cell owning {@code address} was created, when leak tracking recorded it; else null} */
     static Throwable creationSiteOf(long address) {
-        return LeakTracking.siteOf(o -> o instanceof OwnershipCell cell && cell.address == address && cell.state() == OWNED);
+        return Ledger.siteOf(o -> o instanceof OwnershipCell cell && cell.address == address && cell.state() == OWNED);
     }
 
     int state() {
@@ -145,7 +138,8 @@ final class OwnershipCell extends PhantomReference<Object> {
     }
 
     /** What a leak report says about the forgotten owner; built only when there is a leak. */
-    String describe() {
+    @Override
+    protected String describe() {
         return owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + (detail == null ? "" : ", " + detail) + ")";
     }
 }

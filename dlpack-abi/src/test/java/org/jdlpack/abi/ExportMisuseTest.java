@@ -117,7 +117,7 @@ class ExportMisuseTest {
 
     /**
      * Exports until an export lands on {@code slot}: this thread's free stack gives its own freed
-     * slot back first, unless another thread of the same stripe (the Cleaner, say) freed one since.
+     * slot back first, unless another thread of the same stripe (the safety net, say) freed one since.
      */
     private MemorySegment exportOnSlot(ExportOwner owner, int slot) {
         List<MemorySegment> others = new ArrayList<>();

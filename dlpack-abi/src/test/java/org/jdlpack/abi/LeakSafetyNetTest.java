@@ -14,19 +14,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Forgotten tensors and handles are released by the Cleaner after GC, and reported once. */
+/** Forgotten tensors and handles are released by the safety net after GC, and reported once. */
 @ExtendWith(NothingLeftBehind.class)
 class LeakSafetyNetTest {
 
     private static final CPeer PEER = CPeer.get();
 
-    /** Collects garbage until the condition holds; the Cleaner runs on its own thread. */
+    /** Collects garbage until the condition holds; the safety net runs on its own thread. */
     private static void gcUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("Cleaner did not run within 30 s").isLessThan(deadline);
+            assertThat(System.nanoTime()).as("the safety net did not run within 30 s").isLessThan(deadline);
             System.gc();
-            Thread.sleep(10); // give the Cleaner thread a turn
+            Thread.sleep(10); // give the safety net thread a turn
         }
     }
 
@@ -47,7 +47,7 @@ class LeakSafetyNetTest {
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
         // More collections neither call the deleter again nor report again.
         System.gc();
-        Thread.sleep(50); // a window for a wrong second Cleaner action to show up
+        Thread.sleep(50); // a window for a wrong second safety-net action to show up
         assertThat(PEER.deleterCalls(id)).isEqualTo(1);
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
     }
@@ -79,7 +79,7 @@ class LeakSafetyNetTest {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()).close();
         System.gc();
-        Thread.sleep(50); // a window for a wrong Cleaner report to show up
+        Thread.sleep(50); // a window for a wrong safety-net report to show up
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore);
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
@@ -91,7 +91,7 @@ class LeakSafetyNetTest {
         java.lang.foreign.MemorySegment segment = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()).hostSegment();
         for (int i = 0; i < 5; i++) {
             System.gc();
-            Thread.sleep(20); // a window for a wrong Cleaner action to run
+            Thread.sleep(20); // a window for a wrong safety-net action to run
         }
         assertThat(PEER.deleterCalls(produced.id())).as("released while a segment still points at the memory").isZero();
         assertThat(segment.get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 20)).isEqualTo(5f);

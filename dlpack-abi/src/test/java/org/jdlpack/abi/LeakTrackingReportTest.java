@@ -34,7 +34,7 @@ class LeakTrackingReportTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (DLPackStats.leaksReported() == 0 && System.nanoTime() < deadline) {
             System.gc();
-            Thread.sleep(10); // let the Cleaner thread run
+            Thread.sleep(10); // let the safety net thread run
         }
         System.out.println("LEAKS " + DLPackStats.leaksReported());
         KEPT.forEach(ManagedTensorHandle::close);

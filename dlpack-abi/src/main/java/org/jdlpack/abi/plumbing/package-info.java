@@ -1,7 +1,8 @@
 /**
- * The native plumbing every jdlpack module's call layer is built on, exported to those modules
- * only: loading a library and binding its functions with a missing symbol named, the call shapes
- * (out-parameters, return codes), reports that never throw (for upcalls and cleanups), and the
- * native-access message that names the flag. Not an API.
+ * What every jdlpack module's internals are built on, exported to those modules only: the native
+ * plumbing of their call layers (loading a library and binding its functions with a missing symbol
+ * named, the call shapes, reports that never throw, the native-access message that names the
+ * flag), and the one {@link org.jdlpack.abi.plumbing.Ledger} of objects a caller may forget (the
+ * safety net, leak reports, creation sites). Not an API.
  */
 package org.jdlpack.abi.plumbing;

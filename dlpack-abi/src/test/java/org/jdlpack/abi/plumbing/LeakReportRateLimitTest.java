@@ -1,4 +1,4 @@
-package org.jdlpack.abi;
+package org.jdlpack.abi.plumbing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,7 @@ import java.util.ResourceBundle;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 
-import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.abi.DLPackStats;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,7 +56,7 @@ class LeakReportRateLimitTest {
         int leaks = 10_000;
         try {
             for (int i = 0; i < leaks; i++) {
-                LeakTracking.reportLeak("test tensor " + i, null);
+                Ledger.reportLeak("test tensor " + i, null);
             }
         } finally {
             Diagnostics.replaceLogger(previous);
@@ -65,7 +65,7 @@ class LeakReportRateLimitTest {
         assertThat(DLPackStats.leaksReported() - before).as("every leak is counted").isEqualTo(leaks);
         List<String> leakRecords = recording.messages.stream().filter(m -> m.startsWith("LEAK: ")).toList();
         // At most the first 16 in full, then one per power of two: 14 below 10,000, plus leaks of earlier tests.
-        assertThat(leakRecords).as("leak records logged").hasSizeBetween(1, LeakTracking.REPORTED_IN_FULL + 15);
+        assertThat(leakRecords).as("leak records logged").hasSizeBetween(1, Ledger.REPORTED_IN_FULL + 15);
         assertThat(leakRecords.getLast()).contains("only leak numbers that are powers of two are logged")
                 .contains("DLPackStats.leaksReported() counts all");
     }
