@@ -89,7 +89,7 @@ final class ExportDeleterUpcalls {
                 Diagnostics.report(Level.ERROR, BOGUS_CALL, null);
                 return;
             }
-            owner.release();
+            owner.dropReference();
         } catch (Throwable t) {
             failed(t);
         }

@@ -165,7 +165,7 @@ public final class ExportOwner implements AutoCloseable {
             address = ManagedTensorWriter.write(kind, spec, options, id);
         } catch (Throwable t) {
             ExportRegistry.cancel(id);
-            release();
+            dropReference();
             throw t;
         }
         ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.layout().ndim()));
@@ -183,7 +183,7 @@ public final class ExportOwner implements AutoCloseable {
         if (!JAVA_REFERENCE_DROPPED.compareAndSet(this, false, true)) {
             throw new IllegalStateException("ExportOwner already closed");
         }
-        release();
+        dropReference();
     }
 
     /**
@@ -221,7 +221,7 @@ public final class ExportOwner implements AutoCloseable {
     }
 
     /** Drops one reference; runs the release action on the last. Never throws. */
-    void release() {
+    void dropReference() {
         long left = (long) REFERENCES.getAndAdd(this, -1L) - 1;
         if (left != 0) {
             return;

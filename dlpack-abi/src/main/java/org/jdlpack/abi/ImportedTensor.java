@@ -171,9 +171,9 @@ public final class ImportedTensor implements AutoCloseable {
             OwnershipCell cell = new OwnershipCell(kind, address, ticket, "ImportedTensor", null, null);
             try {
                 // The caller's arena calls the deleter when it closes; the anchor segment only carries that cleanup.
-                NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.release());
+                NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.callDeleter());
             } catch (RuntimeException | Error e) {
-                cell.release();
+                cell.callDeleter();
                 throw e;
             }
             return new ImportedTensor(cell, fields, arena, true);
@@ -316,7 +316,7 @@ public final class ImportedTensor implements AutoCloseable {
         // The fence keeps the scope the safety net watches reachable until the release has won, so
         // the net cannot take the pointer between the arena's close and this call.
         try {
-            cell.release();
+            cell.callDeleter();
         } finally {
             Reference.reachabilityFence(arena);
         }

@@ -173,10 +173,10 @@ public final class ManagedTensorHandle implements AutoCloseable {
     @Override
     public void close() {
         try {
-            if (cell.release()) {
+            if (cell.callDeleter()) {
                 return;
             }
-            if (cell.state() == OwnershipCell.RELEASED) {
+            if (cell.state() == OwnershipCell.DELETED) {
                 throw new IllegalStateException("ManagedTensorHandle already closed");
             }
         } finally {
@@ -188,7 +188,7 @@ public final class ManagedTensorHandle implements AutoCloseable {
         return switch (cell.state()) {
             case OwnershipCell.MOVED -> "the " + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address)
                     + " was already consumed or imported";
-            case OwnershipCell.RELEASED -> "the handle was closed and the deleter has run";
+            case OwnershipCell.DELETED -> "the handle was closed and the deleter has run";
             default -> "owned";
         };
     }

@@ -8,7 +8,7 @@ import org.jdlpack.abi.plumbing.Ledger;
 
 /**
  * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then
- * exactly one of MOVED (handed to someone else) or RELEASED (deleter called). The transition is a
+ * exactly one of MOVED (handed to someone else) or DELETED (deleter called). The transition is a
  * compare-and-set, so of any number of racing attempts exactly one wins.
  *
  * <p>The cell is also its own {@link Ledger} entry: a phantom reference to the object whose
@@ -20,7 +20,7 @@ final class OwnershipCell extends Ledger.Entry {
 
     static final int OWNED = 0;
     static final int MOVED = 1;
-    static final int RELEASED = 2;
+    static final int DELETED = 2;
 
     private static final VarHandle STATE;
 
@@ -34,7 +34,7 @@ final class OwnershipCell extends Ledger.Entry {
 
     final ManagedTensorKind kind;
     final long address;
-    /** This cell's entry in {@link OwnedPointers}, dropped when the state leaves OWNED by a release or a move out of Java. */
+    /** This cell's entry in {@link OwnedPointers}, dropped when the state leaves OWNED by a deleter call or a move out of Java. */
     private final int ticket;
     /** Who owns the pointer, for messages: a constant, so naming it allocates nothing. */
     final String owner;
@@ -102,9 +102,9 @@ final class OwnershipCell extends Ledger.Entry {
         return Integer.MIN_VALUE;
     }
 
-    /** Calls the deleter, unless ownership already moved or was released. Never throws. */
-    boolean release() {
-        if (STATE.compareAndSet(this, OWNED, RELEASED)) {
+    /** Calls the deleter, unless ownership already moved or the deleter was called. Never throws. */
+    boolean callDeleter() {
+        if (STATE.compareAndSet(this, OWNED, DELETED)) {
             leaveOwnedState();
             // Before the deleter: the producer may reuse the address for its next tensor at once.
             OwnedPointers.drop(address, ticket);
@@ -122,8 +122,8 @@ final class OwnershipCell extends Ledger.Entry {
     /** The safety net: the owner was forgotten while it still owned the pointer. */
     @Override
     protected void forgotten() {
-        String what = describe(); // before release: the report must not depend on the deleter
-        if (release()) {
+        String what = describe(); // before the deleter: the report must not depend on what it frees
+        if (callDeleter()) {
             Ledger.reportLeak(what, creationSite());
         }
     }

@@ -55,7 +55,7 @@ import org.jdlpack.abi.UnsupportedDeviceException;
 public final class HostTensorView {
 
     private final MemorySegment segment;
-    /** Where the elements lie in {@link #segment}: its byte_offset is element 0's offset there. */
+    /** The tensor's layout as its owner gave it: byte_offset relative to the owner's data. */
     private final TensorLayout layout;
     // Copies of the layout's fields that every element access reads.
     private final long[] shape;
@@ -65,8 +65,8 @@ public final class HostTensorView {
     private final boolean compact;
     private final ElementCodec codec;
 
-    /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code layout.byteOffset()}. */
-    private HostTensorView(MemorySegment segment, TensorLayout layout) {
+    /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code origin}. */
+    private HostTensorView(MemorySegment segment, TensorLayout layout, long origin) {
         if (segment.isReadOnly() && !layout.isReadOnly()) {
             layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
         }
@@ -74,7 +74,7 @@ public final class HostTensorView {
         this.layout = layout;
         this.shape = layout.shape();
         this.strides = layout.strides();
-        this.origin = layout.byteOffset();
+        this.origin = origin;
         this.count = layout.elementCount();
         this.compact = layout.isCompactRowMajor();
         this.codec = new ElementCodec(layout.dtype(), layout.isSubbytePadded());
@@ -91,7 +91,7 @@ public final class HostTensorView {
     public static HostTensorView of(ImportedTensor tensor) {
         MemorySegment segment = tensor.hostSegment();
         TensorLayout layout = tensor.layout();
-        return new HostTensorView(segment, layout.withByteOffset(-layout.extent().startByte()));
+        return new HostTensorView(segment, layout, -layout.extent().startByte());
     }
 
     /**
@@ -130,21 +130,28 @@ public final class HostTensorView {
     public static HostTensorView of(MemorySegment segment, TensorLayout layout) {
         TensorExtent extent = layout.extent();
         if (extent.byteSize() == 0) {
-            return new HostTensorView(segment.asSlice(0, 0), layout.withByteOffset(0));
+            return new HostTensorView(segment.asSlice(0, 0), layout, 0);
         }
         if (!layout.fitsIn(segment.byteSize())) {
             throw new IllegalArgumentException(layout + " does not fit in a segment of " + segment.byteSize() + " bytes");
         }
         long first = layout.byteOffset() + extent.startByte();
-        return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout.withByteOffset(-extent.startByte()));
+        return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout, -extent.startByte());
     }
 
     /**
-     * {@return where the elements lie in {@link #segment()}: {@code byte_offset} is element 0's
-     * offset in it (0 unless some stride is negative); read-only when writes are refused}
+     * {@return the tensor's layout as its owner describes it ({@code byte_offset} relative to the
+     * owner's {@code data}, as {@link ImportedTensor#layout()} and {@link TensorSpec#layout()} say);
+     * read-only when writes are refused} Where element 0 lies in {@link #segment()} is
+     * {@link #origin()}.
      */
     public TensorLayout layout() {
         return layout;
+    }
+
+    /** {@return the offset of element 0 in {@link #segment()}: 0 unless some stride is negative} */
+    public long origin() {
+        return origin;
     }
 
     /** {@return the memory the elements occupy, bounded to exactly the reachable bytes (read-only when the tensor is)} */
@@ -459,7 +466,7 @@ public final class HostTensorView {
     public HostTensorView toContiguous(Arena arena) {
         TensorLayout compactLayout = TensorLayout.of(layout.dtype(), shape, null, 0,
                 layout.isSubbytePadded() ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
-        HostTensorView copy = new HostTensorView(arena.allocate(compactLayout.extent().byteSize(), 256), compactLayout);
+        HostTensorView copy = new HostTensorView(arena.allocate(compactLayout.extent().byteSize(), 256), compactLayout, 0);
         copyTo(copy);
         return copy;
     }

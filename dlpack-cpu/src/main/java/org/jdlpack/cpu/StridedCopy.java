@@ -53,7 +53,7 @@ final class StridedCopy {
             checkWritable(tensor);
         }
         MemorySegment segment = tensor.segment();
-        long origin = tensor.layout().byteOffset();
+        long origin = tensor.origin();
         long size = layout.byteSize();
         if (tensor.layout().isCompactRowMajor()) {
             copy(segment, origin, array, 0, layout, (int) tensor.layout().elementCount(), intoTensor);
@@ -95,8 +95,8 @@ final class StridedCopy {
         long bytes = source.codec().elementBytes();
         MemorySegment from = source.segment();
         MemorySegment to = target.segment();
-        long fromOrigin = source.layout().byteOffset();
-        long toOrigin = target.layout().byteOffset();
+        long fromOrigin = source.origin();
+        long toOrigin = target.origin();
         if (bytes > 0 && bytes == target.codec().elementBytes()
                 && source.layout().isCompactRowMajor() && target.layout().isCompactRowMajor()) {
             MemorySegment.copy(from, fromOrigin, to, toOrigin, source.layout().elementCount() * bytes);
@@ -118,8 +118,8 @@ final class StridedCopy {
         long bytes = source.codec().elementBytes();
         MemorySegment from = source.segment();
         MemorySegment to = target.segment();
-        long fromOrigin = source.layout().byteOffset();
-        long toOrigin = target.layout().byteOffset();
+        long fromOrigin = source.origin();
+        long toOrigin = target.origin();
         long[] shape = source.layout().shape();
         RowCursor read = new RowCursor(shape, source.layout().strides());
         RowCursor write = new RowCursor(shape, target.layout().strides());
@@ -148,8 +148,8 @@ final class StridedCopy {
         int lanes = source.layout().dtype().lanes();
         for (int lane = 0; lane < lanes; lane++) {
             for (int part = 0; part < codec.partsPerLane(); part++) {
-                long bits = codec.read(source.segment(), source.layout().byteOffset(), fromElement, lane, part);
-                target.codec().write(target.segment(), target.layout().byteOffset(), toElement, lane, part, bits);
+                long bits = codec.read(source.segment(), source.origin(), fromElement, lane, part);
+                target.codec().write(target.segment(), target.origin(), toElement, lane, part, bits);
             }
         }
     }

@@ -146,7 +146,7 @@ public final class StridedTransfer {
 
     /** The bytes of a compact host tensor's elements, from element 0. */
     private static MemorySegment compactBytes(HostTensorView compact, long elementBytes) {
-        return compact.segment().asSlice(compact.layout().byteOffset(), compact.layout().elementCount() * elementBytes);
+        return compact.segment().asSlice(compact.origin(), compact.layout().elementCount() * elementBytes);
     }
 
     /**
