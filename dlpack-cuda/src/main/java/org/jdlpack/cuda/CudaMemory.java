@@ -78,22 +78,22 @@ public final class CudaMemory implements AutoCloseable {
     /**
      * Allocates CUDA memory.
      *
-     * @param kind   device, pinned or managed
-     * @param device the CUDA device ordinal (for pinned memory, the device it is associated with)
-     * @param bytes  the size, more than 0
+     * @param kind    device, pinned or managed
+     * @param ordinal the CUDA device ordinal (for pinned memory, the device it is associated with)
+     * @param bytes   the size, more than 0
      * @return the memory, holding the Java side's reference
      * @throws CudaException if CUDA refuses (no driver, no device, out of memory)
      */
-    public static CudaMemory allocate(Kind kind, int device, long bytes) {
+    public static CudaMemory allocate(Kind kind, int ordinal, long bytes) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("a CUDA allocation needs at least 1 byte, not " + bytes);
         }
-        long pointer = CurrentDevice.CUDART.call(device, () -> switch (kind) {
+        long pointer = CurrentDevice.CUDART.call(ordinal, () -> switch (kind) {
             case DEVICE -> CudartMemory.malloc(bytes);
             case PINNED -> CudartMemory.mallocHost(bytes);
             case MANAGED -> CudartMemory.mallocManaged(bytes);
         });
-        return allocated(kind, device, pointer, bytes, CurrentDevice.CUDART,
+        return allocated(kind, ordinal, pointer, bytes, CurrentDevice.CUDART,
                 kind == Kind.PINNED ? CudartMemory::freeHost : CudartMemory::free);
     }
 
@@ -111,17 +111,17 @@ public final class CudaMemory implements AutoCloseable {
      * object is closed and every export of it has been deleted.
      *
      * @param kind    what the memory is
-     * @param device  its CUDA device ordinal
+     * @param ordinal its CUDA device ordinal
      * @param address the pointer
      * @param bytes   its size
      * @param release frees it, or does nothing when someone else does
      * @return the memory
      */
-    public static CudaMemory wrap(Kind kind, int device, long address, long bytes, Runnable release) {
+    public static CudaMemory wrap(Kind kind, int ordinal, long address, long bytes, Runnable release) {
         if (address == 0 || bytes <= 0) {
             throw new IllegalArgumentException("CUDA memory at 0x" + Long.toHexString(address) + " of " + bytes + " bytes");
         }
-        return new CudaMemory(kind, device, address, bytes, Objects.requireNonNull(release, "release"));
+        return new CudaMemory(kind, ordinal, address, bytes, Objects.requireNonNull(release, "release"));
     }
 
     /** {@return the kind of memory: device, pinned or managed} */
@@ -129,8 +129,8 @@ public final class CudaMemory implements AutoCloseable {
         return kind;
     }
 
-    /** {@return the CUDA device ordinal} */
-    public int device() {
+    /** {@return the CUDA device ordinal (the {@code device_id} of {@link #dlDevice()})} */
+    public int ordinal() {
         return device;
     }
 
