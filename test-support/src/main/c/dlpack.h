@@ -1,6 +1,8 @@
 /*
- * jdlpack's own C declaration of the DLPack 1.3 ABI, written from the facts in shared/DESIGN.md.
- * The test suite compiles it with the system C compiler to check the Java layouts against it.
+ * jdlpack's own C declaration of the DLPack 1.3 ABI (the structs, enums and flags of the DLPack
+ * header, written from its published facts). The test suite compiles it with the system C compiler
+ * to check the Java layouts against it; the dlpack-abi jar ships it as org/jdlpack/abi/dlpack.h
+ * for C and C++ code that exchanges tensors with jdlpack.
  */
 #ifndef JDLPACK_DLPACK_H
 #define JDLPACK_DLPACK_H

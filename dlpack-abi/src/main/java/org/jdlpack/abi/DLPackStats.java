@@ -18,6 +18,44 @@ public final class DLPackStats {
     private DLPackStats() {
     }
 
+    /**
+     * Every counter at once, for a log line or a health check.
+     *
+     * {@snippet :
+     * System.out.println(DLPackStats.snapshot());
+     * // DLPackStats[liveExports=0, exportHeaderBytes=0, ownedManagedTensors=0, bogusDeleterCalls=0, ...]
+     * }
+     *
+     * @param liveExports             {@link #liveExports()}
+     * @param exportHeaderBytes       {@link #exportHeaderBytes()}
+     * @param ownedManagedTensors     {@link #ownedManagedTensors()}
+     * @param bogusDeleterCalls       {@link #bogusDeleterCalls()}
+     * @param deleterFailures         {@link #deleterFailures()}
+     * @param releaseCallbackFailures {@link #releaseCallbackFailures()}
+     * @param leaksReported           {@link #leaksReported()}
+     */
+    public record Snapshot(long liveExports, long exportHeaderBytes, long ownedManagedTensors, long bogusDeleterCalls,
+                           long deleterFailures, long releaseCallbackFailures, long leaksReported) {
+
+        /** {@return whether nothing is held: no live export, no header byte, no owned managed tensor} */
+        public boolean isQuiet() {
+            return liveExports == 0 && exportHeaderBytes == 0 && ownedManagedTensors == 0;
+        }
+
+        @Override
+        public String toString() {
+            return "DLPackStats[liveExports=" + liveExports + ", exportHeaderBytes=" + exportHeaderBytes + ", ownedManagedTensors="
+                    + ownedManagedTensors + ", bogusDeleterCalls=" + bogusDeleterCalls + ", deleterFailures=" + deleterFailures
+                    + ", releaseCallbackFailures=" + releaseCallbackFailures + ", leaksReported=" + leaksReported + "]";
+        }
+    }
+
+    /** {@return every counter, read one after the other (not one atomic snapshot: under load they may disagree)} */
+    public static Snapshot snapshot() {
+        return new Snapshot(liveExports(), exportHeaderBytes(), ownedManagedTensors(), bogusDeleterCalls(), deleterFailures(),
+                releaseCallbackFailures(), leaksReported());
+    }
+
     /** {@return the number of exports whose deleter has not been called yet} */
     public static long liveExports() {
         return Counters.LIVE_EXPORTS.sum();

@@ -24,6 +24,19 @@ class OwnershipTest {
     private static final CPeer PEER = CPeer.get();
 
     @Test
+    void aStatsSnapshotCountsWhatIsHeldAndSaysSoInOneLine() {
+        assertThat(DLPackStats.snapshot().isQuiet()).isTrue();
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            DLPackStats.Snapshot held = DLPackStats.snapshot();
+            assertThat(held.ownedManagedTensors()).as(tensor.toString()).isEqualTo(1);
+            assertThat(held.isQuiet()).isFalse();
+            assertThat(held.toString()).startsWith("DLPackStats[liveExports=0, exportHeaderBytes=0, ownedManagedTensors=1,");
+        }
+        assertThat(DLPackStats.snapshot().isQuiet()).isTrue();
+    }
+
+    @Test
     void doubleCloseCallsTheDeleterOnce() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());

@@ -197,12 +197,42 @@ public final class HostTensorView {
     }
 
     private long read(long position, int lane, int part) {
-        return codec.read(segment, origin, elementOffset(position), lane, part);
+        long offset = elementOffset(position);
+        try {
+            return codec.read(segment, origin, offset, lane, part);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
     }
 
     private void write(long position, int lane, int part, long bits) {
         StridedCopy.checkWritable(this);
-        codec.write(segment, origin, elementOffset(position), lane, part, bits);
+        long offset = elementOffset(position);
+        try {
+            codec.write(segment, origin, offset, lane, part, bits);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
+    }
+
+    /**
+     * The FFM runtime's refusal of an access to {@link #segment}, said in this library's terms:
+     * its own text ("Already closed", "Attempted access outside owning thread") names neither the
+     * tensor nor what to do.
+     */
+    RuntimeException inaccessible(RuntimeException refusal) {
+        if (refusal instanceof WrongThreadException) {
+            return new WrongThreadException("this HostTensorView (" + layout + ") reads memory confined to another thread: an "
+                    + "ImportedTensor with the default lifetime belongs to the thread that imported it; read it there, or import "
+                    + "it with ImportLifetime.SHARED (or move it there with ImportedTensor.moveTo) to read it from any thread",
+                    refusal);
+        }
+        if (!segment.scope().isAlive()) {
+            return new IllegalStateException("the memory behind this HostTensorView (" + layout + ") was released: its "
+                    + "ImportedTensor was closed or moved, or its owner's memory was freed; take views only of live tensors",
+                    refusal);
+        }
+        return refusal;
     }
 
     // ----- typed access -----
@@ -248,7 +278,12 @@ public final class HostTensorView {
      */
     public float getFloat(long position) {
         if (layout.dtype().equals(DLDataType.FLOAT32)) {
-            return segment.get(JAVA_FLOAT_UNALIGNED, origin + elementOffset(position) * 4);
+            long offset = origin + elementOffset(position) * 4;
+            try {
+                return segment.get(JAVA_FLOAT_UNALIGNED, offset);
+            } catch (IllegalStateException | WrongThreadException e) {
+                throw inaccessible(e);
+            }
         }
         return (float) getDouble(position, 0);
     }
@@ -282,6 +317,68 @@ public final class HostTensorView {
      */
     public boolean getBoolean(long position) {
         return read(position, 0, 0) != 0;
+    }
+
+    /**
+     * Lane 0 of the element at a multi-dimensional index, as a float; {@code getFloatAt(i, j)} is
+     * {@code getFloat(index(i, j))}. (A two-argument {@code getFloat} would be taken for the
+     * lane accessors' {@code (position, lane)}, hence the name.)
+     * @param indices one index per dimension
+     * @return the value, rounded to float
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public float getFloatAt(long... indices) {
+        return getFloat(index(indices));
+    }
+
+    /**
+     * Lane 0 of the element at a multi-dimensional index, as a double; see {@link #getFloatAt}.
+     * @param indices one index per dimension
+     * @return the value
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public double getDoubleAt(long... indices) {
+        return getDouble(index(indices));
+    }
+
+    /**
+     * Lane 0 of the integer, bool or handle element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param indices one index per dimension
+     * @return the value
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public long getLongAt(long... indices) {
+        return getLong(index(indices));
+    }
+
+    /**
+     * Writes lane 0 of the element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setFloatAt(float value, long... indices) {
+        setFloat(index(indices), value);
+    }
+
+    /**
+     * Writes lane 0 of the element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setDoubleAt(double value, long... indices) {
+        setDouble(index(indices), value);
+    }
+
+    /**
+     * Writes lane 0 of the integer, bool or handle element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setLongAt(long value, long... indices) {
+        setLong(index(indices), value);
     }
 
     /**

@@ -39,6 +39,14 @@ final class StridedCopy {
      * @throws UnsupportedOperationException if {@code intoTensor} and the tensor is read-only
      */
     static void array(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
+        try {
+            arrayUnchecked(tensor, array, layout, javaBits, intoTensor);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw tensor.inaccessible(e);
+        }
+    }
+
+    private static void arrayUnchecked(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
         DLDataType dtype = tensor.layout().dtype();
         if (dtype.bitsPerElement() != javaBits || dtype.isSubByte()) {
             throw new IllegalArgumentException("cannot copy " + dtype + " elements as " + layout.carrier().getSimpleName()
@@ -89,6 +97,16 @@ final class StridedCopy {
      * copy (NumPy's semantics); the compact-to-compact copy is a memmove and needs none.
      */
     static void elements(HostTensorView source, HostTensorView target) {
+        try {
+            elementsUnchecked(source, target);
+        } catch (IllegalStateException | WrongThreadException e) {
+            MemorySegment from = source.segment();
+            boolean sourceRefused = !from.scope().isAlive() || !from.isAccessibleBy(Thread.currentThread());
+            throw (sourceRefused ? source : target).inaccessible(e);
+        }
+    }
+
+    private static void elementsUnchecked(HostTensorView source, HostTensorView target) {
         if (source.layout().elementCount() == 0) {
             return;
         }

@@ -253,6 +253,48 @@ class HostTensorViewTest {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2);
         HostTensorView host = tensor.host();
         tensor.close();
-        assertThatThrownBy(() -> host.getFloat(0)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> host.getFloat(0)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("HostTensorView").hasMessageContaining("was released");
+        assertThatThrownBy(() -> host.getDouble(1)).isInstanceOf(IllegalStateException.class).hasMessageContaining("was released");
+        assertThatThrownBy(() -> host.copyTo(new float[2])).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("was released");
+    }
+
+    @Test
+    void readingAConfinedImportFromAnotherThreadSaysWhatToDo() throws InterruptedException {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            HostTensorView view = HostTensorView.of(tensor);
+            Throwable[] thrown = new Throwable[1];
+            Thread other = Thread.ofVirtual().start(() -> {
+                try {
+                    view.getFloat(1);
+                } catch (Throwable t) {
+                    thrown[0] = t;
+                }
+            });
+            other.join();
+            // Before: the FFM runtime's bare "Attempted access outside owning thread".
+            assertThat(thrown[0]).isInstanceOf(WrongThreadException.class).hasMessageContaining("ImportLifetime.SHARED")
+                    .hasMessageContaining("HostTensorView");
+        }
+    }
+
+    @Test
+    void multiDimensionalIndicesReadAndWriteTheElementTheyName() {
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensorView matrix = HostTensorView.of(arena.allocate(JAVA_FLOAT, 6), DLDataType.FLOAT32, 2, 3);
+            matrix.setFloatAt(7f, 1, 2);
+            assertThat(matrix.getFloatAt(1, 2)).isEqualTo(7f);
+            assertThat(matrix.getFloat(5)).isEqualTo(7f);
+            matrix.setDoubleAt(2.5, 0, 1);
+            assertThat(matrix.getDoubleAt(0, 1)).isEqualTo(2.5);
+            assertThatThrownBy(() -> matrix.getFloatAt(2, 0)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> matrix.getFloatAt(1)).isInstanceOf(IndexOutOfBoundsException.class);
+            HostTensorView longs = HostTensorView.of(arena.allocate(8 * 4), DLDataType.INT64, 2, 2);
+            longs.setLongAt(-3, 1, 0);
+            assertThat(longs.getLongAt(1, 0)).isEqualTo(-3);
+        }
     }
 }
