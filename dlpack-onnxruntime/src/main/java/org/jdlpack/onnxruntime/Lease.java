@@ -1,0 +1,106 @@
+package org.jdlpack.onnxruntime;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The use count behind an {@link OrtInput} or {@link OrtOutput}: runs borrow the object, and its
+ * memory is released (the {@code OnnxTensor} closed first, then whatever holds the memory) only
+ * when it is closed and no run holds it. A confined lease admits its creating thread only, so a
+ * close can never overlap a run; a shared one admits any thread and defers the release of a close
+ * that comes during a run to the end of that run.
+ */
+final class Lease {
+
+    private static final long CLOSED = 1L << 62;
+    /** An output is being written by a run: nobody else may borrow it. */
+    private static final long WRITING = 1L << 61;
+    private static final long COUNT = WRITING - 1;
+
+    private final AtomicLong state = new AtomicLong();
+    /** The one thread that may use a confined lease; null for a shared one. */
+    private final Thread owner;
+    private final String what;
+    private final Runnable release;
+
+    Lease(boolean shared, String what, Runnable release) {
+        this.owner = shared ? null : Thread.currentThread();
+        this.what = what;
+        this.release = release;
+    }
+
+    boolean isShared() {
+        return owner == null;
+    }
+
+    boolean isOpen() {
+        return (state.get() & CLOSED) == 0;
+    }
+
+    /**
+     * Borrows for one run: shared by many runs of an input, exclusive for an output (ORT writes it).
+     *
+     * @throws IllegalStateException if closed, or an output another run is writing
+     * @throws WrongThreadException  if confined to another thread
+     */
+    void borrow(boolean exclusive) {
+        checkThread("use");
+        while (true) {
+            long s = state.get();
+            if ((s & CLOSED) != 0) {
+                throw new IllegalStateException(what + " was closed; create a new one to run with it");
+            }
+            if ((s & WRITING) != 0 || (exclusive && (s & COUNT) != 0)) {
+                throw new IllegalStateException(what + " is the pinned output of another run that has not finished: ONNX Runtime "
+                        + "would write both results into the same memory. Give each concurrent run an output of its own");
+            }
+            long next = exclusive ? s | WRITING | 1 : s + 1;
+            if (state.compareAndSet(s, next)) {
+                return;
+            }
+        }
+    }
+
+    /** Ends a borrow; releases the memory if this was the last one of a closed object. */
+    void giveBack() {
+        while (true) {
+            long s = state.get();
+            long next = ((s & COUNT) - 1) | (s & CLOSED);
+            if (state.compareAndSet(s, next)) {
+                if (next == CLOSED) {
+                    release.run();
+                }
+                return;
+            }
+        }
+    }
+
+    /** Closes: releases now, or at the end of the last run that holds it. A second close does nothing. */
+    void close() {
+        checkThread("close");
+        while (true) {
+            long s = state.get();
+            if ((s & CLOSED) != 0) {
+                return;
+            }
+            if (state.compareAndSet(s, s | CLOSED)) {
+                if ((s & COUNT) == 0) {
+                    release.run();
+                }
+                return;
+            }
+        }
+    }
+
+    void checkThread(String action) {
+        if (owner != null && owner != Thread.currentThread()) {
+            throw new WrongThreadException("cannot " + action + " " + what + " on " + Thread.currentThread() + ": it is confined "
+                    + "to " + owner + ", which created it; create it there, or with OrtBridge.shared() to use it from any thread");
+        }
+    }
+
+    @Override
+    public String toString() {
+        long s = state.get();
+        return (s & CLOSED) != 0 ? "closed" : (s & COUNT) == 0 ? "open" : "in " + (s & COUNT) + " run(s)";
+    }
+}

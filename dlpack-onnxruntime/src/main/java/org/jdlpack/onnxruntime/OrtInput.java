@@ -1,0 +1,118 @@
+package org.jdlpack.onnxruntime;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+import ai.onnxruntime.OnnxTensor;
+import org.jdlpack.abi.TensorLayout;
+
+/**
+ * A tensor ONNX Runtime reads as a session input: an {@link OnnxTensor} over the memory of an
+ * imported, Java-owned or borrowed DLPack tensor, in native byte order, and the hold on that
+ * memory that keeps it alive until this object is closed. Made by {@link OrtBridge}'s
+ * {@code input} methods; passed to {@link OrtBridge#run}.
+ *
+ * <p>The {@code OnnxTensor} never leaves this object: ONNX Runtime reads it through a raw
+ * pointer, outside the FFM runtime's checks, and does not notice when a closed {@code OnnxTensor}
+ * is run, so only {@link OrtBridge#run} hands it to a session, after checking that this input is
+ * open and its memory alive. {@link #close()} closes the {@code OnnxTensor} first and then lets
+ * go of the memory (closes the moved {@code ImportedTensor}, drops the reference on the
+ * {@code OwnedHostTensor}, frees the copy).
+ *
+ * <p>Threads: an input made by a confined bridge (the default) is used and closed on the thread
+ * that made it, and nowhere else ({@link WrongThreadException}). One made by
+ * {@link OrtBridge#shared()} may be used by many runs at once on any threads, and closed on any
+ * thread; a close during a run takes effect when the last run holding the input returns.
+ */
+public final class OrtInput implements AutoCloseable {
+
+    private final OnnxTensor tensor;
+    private final TensorLayout layout;
+    private final long address;
+    private final Optional<String> copyReason;
+    /** The scope of borrowed memory (a confined view) checked before each run; null when this object holds the memory. */
+    private final MemorySegment.Scope borrowedScope;
+    private final String source;
+    private final Lease lease;
+
+    OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, MemorySegment.Scope borrowedScope,
+             String source, boolean shared, Runnable releaseMemory) {
+        this.tensor = tensor;
+        this.layout = layout;
+        this.address = address;
+        this.copyReason = copyReason;
+        this.borrowedScope = borrowedScope;
+        this.source = source;
+        this.lease = new Lease(shared, "the OrtInput over " + source, () -> {
+            try {
+                tensor.close();
+            } finally {
+                releaseMemory.run();
+            }
+        });
+    }
+
+    /** {@return the layout ONNX Runtime reads: compact row-major, element type and shape of the source} */
+    public TensorLayout layout() {
+        return layout;
+    }
+
+    /**
+     * {@return the address of element 0 as ONNX Runtime reads it: the source's own element 0 when
+     * nothing was copied (the proof of zero copy), else the copy's}
+     */
+    public long dataAddress() {
+        return address;
+    }
+
+    /** {@return why the values were copied once into compact memory; empty when ONNX Runtime reads the source's memory} */
+    public Optional<String> copyReason() {
+        return copyReason;
+    }
+
+    /** {@return whether ONNX Runtime reads a copy rather than the source's memory} */
+    public boolean isCopy() {
+        return copyReason.isPresent();
+    }
+
+    /** {@return whether this input may be used from any thread ({@link OrtBridge#shared()})} */
+    public boolean isShared() {
+        return lease.isShared();
+    }
+
+    /** {@return whether this input is still open} */
+    public boolean isOpen() {
+        return lease.isOpen();
+    }
+
+    /** Borrows the tensor for one run, after checking this input is open and its memory alive. */
+    OnnxTensor borrow() {
+        lease.borrow(false);
+        if (borrowedScope != null && !borrowedScope.isAlive()) {
+            lease.giveBack();
+            throw new IllegalStateException(this + ": the memory of the HostTensorView it reads was freed (its arena or tensor "
+                    + "was closed) before the run; close the OrtInput before the memory's owner, or pass the owner itself");
+        }
+        return tensor;
+    }
+
+    void giveBack() {
+        lease.giveBack();
+    }
+
+    /**
+     * Closes the {@code OnnxTensor}, then releases the memory hold: now, or, for a shared input
+     * that runs are still using, when the last of them returns. Closing again does nothing.
+     *
+     * @throws WrongThreadException if this input is confined to another thread (it stays open)
+     */
+    @Override
+    public void close() {
+        lease.close();
+    }
+
+    @Override
+    public String toString() {
+        return "OrtInput[" + layout + " from " + source + (copyReason.isPresent() ? ", a copy" : ", zero-copy") + ", " + lease + "]";
+    }
+}

@@ -1,0 +1,102 @@
+package org.jdlpack.onnxruntime;
+
+import ai.onnxruntime.OnnxTensor;
+import org.jdlpack.abi.TensorLayout;
+import org.jdlpack.cpu.HostTensorView;
+import org.jdlpack.cpu.OwnedHostTensor;
+
+/**
+ * A pinned output: ONNX Runtime writes a session output straight into the memory of an
+ * {@link OwnedHostTensor}, which then exports to any DLPack consumer (NumPy through dlpack-python,
+ * C, Arrow) without a copy. Made by {@link OrtBridge#output} or {@link OrtBridge#allocateOutput};
+ * passed to {@link OrtBridge#run}.
+ *
+ * <p>The output holds a reference on the tensor's memory (an export it keeps unconsumed), so the
+ * memory outlives an early {@code close()} of the tensor until this output is closed: ONNX
+ * Runtime never writes into freed memory. The {@code OnnxTensor} ONNX Runtime writes through
+ * never leaves this object.
+ *
+ * <p>Threads: as {@link OrtInput}; in addition one output is written by one run at a time: a
+ * second run that names it while the first has not returned is refused with
+ * {@link IllegalStateException}, as both would write into the same memory.
+ */
+public final class OrtOutput implements AutoCloseable {
+
+    private final OnnxTensor tensor;
+    private final OwnedHostTensor memory;
+    private final TensorLayout layout;
+    private final Lease lease;
+
+    OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, boolean shared, Runnable releaseMemory) {
+        this.tensor = tensor;
+        this.memory = memory;
+        this.layout = memory.spec().layout();
+        this.lease = new Lease(shared, "the OrtOutput over " + memory, () -> {
+            try {
+                tensor.close();
+            } finally {
+                releaseMemory.run();
+            }
+        });
+    }
+
+    /**
+     * {@return the tensor ONNX Runtime writes into: yours if you passed it to
+     * {@link OrtBridge#output}, this output's if it allocated it (closed with this output, while
+     * its exports live on)}
+     */
+    public OwnedHostTensor tensor() {
+        return memory;
+    }
+
+    /** {@return a view of the values, valid while this output (or the tensor) holds the memory} */
+    public HostTensorView host() {
+        return memory.host();
+    }
+
+    /** {@return the output's layout: compact row-major} */
+    public TensorLayout layout() {
+        return layout;
+    }
+
+    /** {@return the address of element 0, where ONNX Runtime writes} */
+    public long dataAddress() {
+        return memory.host().segment().address();
+    }
+
+    /** {@return whether this output may be used from any thread ({@link OrtBridge#shared()})} */
+    public boolean isShared() {
+        return lease.isShared();
+    }
+
+    /** {@return whether this output is still open} */
+    public boolean isOpen() {
+        return lease.isOpen();
+    }
+
+    OnnxTensor borrow() {
+        lease.borrow(true);
+        return tensor;
+    }
+
+    void giveBack() {
+        lease.giveBack();
+    }
+
+    /**
+     * Closes the {@code OnnxTensor}, then drops this output's reference on the memory (and closes
+     * the tensor if this output allocated it); for a shared output a run still writes, when that
+     * run returns. Exports of the tensor keep the memory alive. Closing again does nothing.
+     *
+     * @throws WrongThreadException if this output is confined to another thread (it stays open)
+     */
+    @Override
+    public void close() {
+        lease.close();
+    }
+
+    @Override
+    public String toString() {
+        return "OrtOutput[" + layout + ", " + lease + "]";
+    }
+}

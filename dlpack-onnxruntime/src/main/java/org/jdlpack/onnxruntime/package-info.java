@@ -1,0 +1,21 @@
+/**
+ * ONNX Runtime sessions fed and read without copies.
+ *
+ * <ul>
+ *   <li>{@link org.jdlpack.onnxruntime.OrtBridge}: the front door. Makes inputs and outputs and
+ *       runs sessions with them.</li>
+ *   <li>{@link org.jdlpack.onnxruntime.OrtInput}: an {@code OnnxTensor} over a DLPack tensor's
+ *       memory (imported, Java-owned or borrowed), and the hold that keeps that memory alive
+ *       until the input closes.</li>
+ *   <li>{@link org.jdlpack.onnxruntime.OrtOutput}: a pinned output, written by ONNX Runtime into
+ *       an {@code OwnedHostTensor} that exports to any DLPack consumer.</li>
+ *   <li>{@link org.jdlpack.onnxruntime.CopiedOutputs}: outputs ONNX Runtime allocated itself,
+ *       copied into exportable tensors.</li>
+ * </ul>
+ *
+ * <p>ONNX Runtime reads and writes tensor memory through raw pointers, outside the FFM runtime's
+ * lifetime checks: memory freed under it gives silently wrong numbers or a crash. The types here
+ * order the releases so that cannot happen: the {@code OnnxTensor} never escapes, is closed before
+ * the memory, and runs only after a check that everything it touches is open.
+ */
+package org.jdlpack.onnxruntime;
