@@ -39,7 +39,11 @@ class ModularJarsTest {
         MODULES.put("org.jdlpack.cpu", "org/jdlpack/cpu/HostTensorView.class");
         MODULES.put("org.jdlpack.cuda", "org/jdlpack/cuda/CudaRuntime.class");
         MODULES.put("org.jdlpack.opencl", "org/jdlpack/opencl/OpenCLBuffer.class");
+        MODULES.put("org.jdlpack.onnxruntime", "org/jdlpack/onnxruntime/OrtBridge.class");
     }
+
+    /** Third-party modules the library modules require, found the same way: ONNX Runtime's jar is an automatic module. */
+    private static final Map<String, String> REQUIRED = Map.of("com.microsoft.onnxruntime", "ai/onnxruntime/OrtEnvironment.class");
 
     @Test
     void descriptorsAreRelease17AndCodeIsRelease22() throws IOException, URISyntaxException {
@@ -64,7 +68,7 @@ class ModularJarsTest {
         assertThat(cpuExports).containsOnly(
                 Map.entry("org.jdlpack.cpu", "everyone"),
                 Map.entry("org.jdlpack.cpu.internal", "[org.jdlpack.cuda, org.jdlpack.opencl]"));
-        for (String name : List.of("org.jdlpack.cuda", "org.jdlpack.opencl")) {
+        for (String name : List.of("org.jdlpack.cuda", "org.jdlpack.opencl", "org.jdlpack.onnxruntime")) {
             ModuleDescriptor descriptor = ModuleDescriptor.read(ByteBuffer.wrap(read(root(MODULES.get(name)), "module-info.class")));
             assertThat(descriptor.name()).isEqualTo(name);
             assertThat(exports(descriptor)).as(name).containsOnly(Map.entry(name, "everyone"));
@@ -73,9 +77,12 @@ class ModularJarsTest {
 
     @Test
     void packagedJarsResolveAsOneModuleGraph() throws URISyntaxException {
-        Path[] jars = new Path[MODULES.size()];
+        Path[] jars = new Path[MODULES.size() + REQUIRED.size()];
         int i = 0;
         for (String resource : MODULES.values()) {
+            jars[i++] = root(resource);
+        }
+        for (String resource : REQUIRED.values()) {
             jars[i++] = root(resource);
         }
         assumeTrue(jars[0].toString().endsWith(".jar"), "the library modules are class directories here (mvn test); "
@@ -83,7 +90,8 @@ class ModularJarsTest {
         ModuleFinder finder = ModuleFinder.of(jars);
         Configuration graph = Configuration.resolve(finder, List.of(ModuleLayer.boot().configuration()), ModuleFinder.of(),
                 MODULES.keySet());
-        assertThat(graph.modules()).hasSize(MODULES.size());
+        assertThat(graph.modules()).hasSize(MODULES.size() + REQUIRED.size());
+        assertThat(finder.find("com.microsoft.onnxruntime").orElseThrow().descriptor().isAutomatic()).isTrue();
         for (String name : MODULES.keySet()) {
             ModuleDescriptor descriptor = finder.find(name).orElseThrow().descriptor();
             // The jar tool (of the JDK Maven runs on) records the project version in each descriptor.

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The library jars on the module path, as a user runs them: a tiny module-info'd application
- * (src/test/modular) is compiled against dlpack-abi, dlpack-cpu and dlpack-python as named modules
+ * (src/test/modular) is compiled against dlpack-abi, dlpack-cpu, dlpack-python and dlpack-onnxruntime
+ * (with ONNX Runtime's jar, an automatic module) as named modules
  * and run in a child JVM with {@code java --module-path ... --module ...}. Split packages, a
  * missing {@code requires} or export, or a restricted call outside the modules granted native
  * access would fail here.
@@ -30,7 +31,8 @@ class ModulePathTest {
 
     @Test
     void theLibraryRunsAsNamedModules() throws IOException, InterruptedException {
-        String modulePath = Stream.of("jdlpack.abi.jar", "jdlpack.cpu.jar", "jdlpack.python.jar").map(ModulePathTest::required)
+        String modulePath = Stream.of("jdlpack.abi.jar", "jdlpack.cpu.jar", "jdlpack.python.jar",
+                        "jdlpack.onnxruntime.jar", "onnxruntime.jar").map(ModulePathTest::required)
                 .reduce((a, b) -> a + File.pathSeparator + b).orElseThrow();
         Path build = Path.of(System.getenv().getOrDefault("JDLPACK_BUILD_DIR", "target")).toAbsolutePath().resolve("modular");
         Path sources = Path.of("src/test/modular").toAbsolutePath();
@@ -42,8 +44,11 @@ class ModulePathTest {
         Path compiled = Files.isDirectory(build.resolve(MODULE).resolve(MODULE)) ? build.resolve(MODULE) : build;
 
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Process process = new ProcessBuilder(java, "--enable-native-access=org.jdlpack.abi,org.jdlpack.cpu,org.jdlpack.python",
-                "--module-path", modulePath + File.pathSeparator + compiled, "--module", MODULE + "/" + MODULE + ".ModularMain")
+        // ONNX Runtime loads its JNI library itself: on the module path it needs native access by its automatic module name.
+        Process process = new ProcessBuilder(java,
+                "--enable-native-access=org.jdlpack.abi,org.jdlpack.cpu,org.jdlpack.python,com.microsoft.onnxruntime",
+                "--module-path", modulePath + File.pathSeparator + compiled, "--module", MODULE + "/" + MODULE + ".ModularMain",
+                Path.of("src/main/resources/org/jdlpack/examples/server/scorer.onnx").toAbsolutePath().toString())
                 .redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
@@ -51,6 +56,7 @@ class ModulePathTest {
         assertThat(process.exitValue()).as(out).isZero();
         assertThat(out).contains("module: " + MODULE + ", abi: org.jdlpack.abi")
                 .contains("round trip element 5: 6.0")
+                .contains("onnxruntime logits: [-0.40, -0.20, 0.80, -0.75], zero-copy input: true")
                 .contains("live exports: 0")
                 .doesNotContain("WARNING");
         if (QuickStart.numPyOrNull() != null) {
