@@ -23,9 +23,13 @@ import org.jdlpack.abi.ManagedTensorKind;
  * {@code _jdlpack_dlpack(id, versioned, stream, copy)} and {@code _jdlpack_release(id)}, each a
  * {@code PyCFunction} (METH_FASTCALL) whose C function is an FFM upcall stub.
  *
- * <p>The upcalls run on the calling Python thread with the GIL held. {@code _jdlpack_dlpack}
- * releases the GIL while the source exports (Java code), and takes it back to build the capsule.
- * No exception leaves an upcall: each becomes a Python exception.
+ * <p>The upcalls run on the calling Python thread with the GIL held. Java code in an upcall has a
+ * native frame below it, so a virtual thread running it is pinned to its carrier: it cannot
+ * unmount and resume elsewhere, and the thread state Python made current for that OS thread stays
+ * the one this code runs under. {@code _jdlpack_dlpack} releases the GIL
+ * ({@code PyEval_SaveThread}) while the source exports (Java code that may block), and takes it back
+ * ({@code PyEval_RestoreThread}, on the same carrier because of the pinning) only to build the
+ * capsule. No exception leaves an upcall: each becomes a Python exception.
  *
  * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
  */
@@ -39,6 +43,10 @@ final class JavaTensors {
 
     private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
+    // Python keeps pointers to the method definitions for the life of the process. Made with the
+    // class, before Python runs: stubs are Java work that may block, which must not run under the GIL.
+    private static final MemorySegment DLPACK_DEF = methodDef("_jdlpack_dlpack", "dlpack");
+    private static final MemorySegment RELEASE_DEF = methodDef("_jdlpack_release", "release");
 
     private JavaTensors() {
     }
@@ -60,31 +68,35 @@ final class JavaTensors {
         return LIVE.size();
     }
 
-    /** Defines the two built-in functions in {@code dict}. Needs the GIL. */
+    /** Defines the two built-in functions in {@code dict}. Needs the GIL; only downcalls. */
     static void install(LibPython py, MemorySegment dict) throws Throwable {
-        define(py, dict, "_jdlpack_dlpack", "dlpack");
-        define(py, dict, "_jdlpack_release", "release");
+        define(py, dict, DLPACK_DEF);
+        define(py, dict, RELEASE_DEF);
     }
 
-    private static void define(LibPython py, MemorySegment dict, String pythonName, String javaName) throws Throwable {
-        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
-        // Python keeps pointers to the method definition and its name for the life of the process.
-        MemorySegment def = Arena.global().allocate(METHOD_DEF);
-        MemorySegment name = Arena.global().allocateFrom(pythonName);
-        def.set(ADDRESS, 0, name);
-        def.set(ADDRESS, 8, stub);
-        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
-        def.set(ADDRESS, 24, MemorySegment.NULL);
+    private static void define(LibPython py, MemorySegment dict, MemorySegment def) throws Throwable {
+        MemorySegment name = def.get(ADDRESS, 0);
         MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(def, MemorySegment.NULL);
         if (function.address() == 0) {
             py.errPrint.invokeExact();
-            throw new IllegalStateException("PyCFunction_New failed for " + pythonName);
+            throw new IllegalStateException("PyCFunction_New failed for a _jdlpack built-in");
         }
         int rc = (int) py.dictSetItemString.invokeExact(dict, name, function);
         py.decRef.invokeExact(function);
         if (rc != 0) {
-            throw new IllegalStateException("PyDict_SetItemString failed for " + pythonName);
+            throw new IllegalStateException("PyDict_SetItemString failed for a _jdlpack built-in");
         }
+    }
+
+    /** A {@code PyMethodDef} in global memory for the upcall target {@code javaName}. */
+    private static MemorySegment methodDef(String pythonName, String javaName) {
+        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
+        MemorySegment def = Arena.global().allocate(METHOD_DEF);
+        def.set(ADDRESS, 0, Arena.global().allocateFrom(pythonName));
+        def.set(ADDRESS, 8, stub);
+        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
+        def.set(ADDRESS, 24, MemorySegment.NULL);
+        return def;
     }
 
     /** {@code _jdlpack_dlpack(id, versioned, stream, copy)}: a new capsule, or NULL with an exception set. */
@@ -121,24 +133,30 @@ final class JavaTensors {
             ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
                     copyCode < 0 ? null : copyCode == 1);
             ManagedTensorHandle handle = null;
+            MemorySegment pointer = null;
             RuntimeException refused = null;
             Throwable failed = null;
-            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact(); // Java code runs without the GIL
+            // Java code runs without the GIL: the export may block, and other Python threads may run meanwhile.
+            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact();
             try {
                 handle = source.export(request);
+                pointer = handle.consume(); // the capsule owns it from here
             } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
                 refused = e;
             } catch (Throwable t) {
                 failed = t;
             }
-            py.restoreThread.invokeExact(thread);
+            if (pointer == null && handle != null) {
+                handle.close(); // an export that was made but could not be handed over (never expected)
+            }
+            py.restoreThread.invokeExact(thread); // the same carrier: this upcall pins a virtual thread
             if (refused != null) {
                 return raise(py, py.bufferError, refused.getMessage());
             }
-            if (failed != null || handle == null) {
+            if (failed != null || handle == null || pointer == null) {
                 return raise(py, py.runtimeError, "the Java tensor's export failed: " + failed);
             }
-            return Capsules.wrap(py, handle);
+            return Capsules.wrap(py, handle.kind(), pointer);
         } catch (Throwable t) {
             return raise(py, py.runtimeError, t.toString());
         }
