@@ -45,7 +45,8 @@ final class Interpreter {
     final MemorySegment getFunction;
     final MemorySegment setFunction;
     final MemorySegment capsuleOf;
-    final MemorySegment javaTensorClass;
+    /** {@code _java_tensor(registration, device_type, device_id)}: makes a {@code JavaTensor}. */
+    final MemorySegment javaTensorFactory;
 
     private Interpreter(LibPython py, Arena arena, MemorySegment dict) throws Throwable {
         this.py = py;
@@ -55,7 +56,7 @@ final class Interpreter {
         getFunction = member(py, arena, dict, "_get");
         setFunction = member(py, arena, dict, "_set");
         capsuleOf = member(py, arena, dict, "_capsule_of");
-        javaTensorClass = member(py, arena, dict, "JavaTensor");
+        javaTensorFactory = member(py, arena, dict, "_java_tensor");
     }
 
     /** {@return the libpython bindings, or null before the first {@link #start}} */
@@ -126,8 +127,8 @@ final class Interpreter {
      */
     private static void initializeUpcallClasses() {
         MethodHandles.Lookup lookup = MethodHandles.lookup();
-        for (Class<?> type : new Class<?>[] {JavaTensors.class, Capsules.class, ForeignDeleterGuard.class, GuardedCalls.class,
-                PythonException.class}) {
+        for (Class<?> type : new Class<?>[] {JavaTensors.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class,
+                FastcallArguments.Refused.class, GuardedCalls.class, PythonException.class}) {
             try {
                 lookup.ensureInitialized(type);
             } catch (IllegalAccessException e) {

@@ -194,11 +194,16 @@ public final class PythonRuntime {
         MemorySegment object;
         try {
             object = Gil.call(py, arena -> {
-                MemorySegment[] arguments = {(MemorySegment) py.longFromLongLong.invokeExact(id),
-                        (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
+                // From here the capsule owns the registration: dropping it (here on a failure, or
+                // with the JavaTensor) unregisters.
+                MemorySegment registration = JavaTensors.registration(py, id);
+                if (registration.address() == 0) {
+                    throw new OutOfMemoryError("PyCapsule_New failed for a JavaTensor registration");
+                }
+                MemorySegment[] arguments = {registration, (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
                         (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceId())};
                 try {
-                    return calls.invoke(interpreter.javaTensorClass, arguments);
+                    return calls.invoke(interpreter.javaTensorFactory, arguments);
                 } finally {
                     for (MemorySegment argument : arguments) {
                         py.decRef.invokeExact(argument);
@@ -206,7 +211,7 @@ public final class PythonRuntime {
                 }
             });
         } catch (RuntimeException | Error e) {
-            JavaTensors.unregister(id);
+            JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
             throw e;
         }
         return PythonObject.adopt(this, object);
