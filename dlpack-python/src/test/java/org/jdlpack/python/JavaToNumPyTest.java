@@ -327,6 +327,22 @@ class JavaToNumPyTest {
         }
     }
 
+    @Test
+    void aClosedOwnerExportsNothingMoreWhileNumPysEarlierArrayStillReadsItsValues() {
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3);
+        bind("x", tensor);
+        python.exec("held = np.from_dlpack(x)");
+        tensor.close(); // NumPy's export is still live: it holds the memory
+        for (String export : new String[] {"np.from_dlpack(x)", "x.__dlpack__()", "x.__dlpack__(max_version=(1, 3))"}) {
+            assertThatThrownBy(() -> python.exec(export)).as(export).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError"));
+        }
+        assertThat(python.evalString("held.tolist()")).isEqualTo("[1.0, 2.0, 3.0]");
+        assertThat(tensor.references()).as("NumPy's export alone").isEqualTo(1);
+        python.exec("del held, x\ngc.collect()");
+        assertThat(tensor.references()).isZero();
+    }
+
     private static void assertRaises(String expression, String lastLine) {
         assertThatThrownBy(() -> python.exec(expression)).as(expression).isInstanceOf(PythonException.class)
                 .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo(lastLine));
