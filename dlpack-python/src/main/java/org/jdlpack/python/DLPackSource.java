@@ -20,7 +20,9 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * leaves the upcall.
  *
  * <p>Thread safety: {@code export} is called on the Python thread that called {@code __dlpack__},
- * without the GIL; implementations must be safe to call from any thread.
+ * without the GIL; implementations must be safe to call from any thread. It runs inside an upcall
+ * from Python, so when that thread is a Java virtual thread it is pinned to its carrier until
+ * {@code export} returns: an export that blocks holds the carrier meanwhile.
  */
 public interface DLPackSource {
 
