@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 
 /**
@@ -60,7 +60,7 @@ final class Capsules {
     static MemorySegment wrap(LibPython py, ManagedTensorKind kind, MemorySegment pointer) throws Throwable {
         MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(pointer, name(kind), DESTRUCTOR);
         if (capsule.address() == 0) {
-            ManagedTensorHandle.of(kind, pointer).close();
+            ImportedTensor.discard(kind, pointer);
         }
         return capsule;
     }
@@ -100,7 +100,7 @@ final class Capsules {
             for (ManagedTensorKind kind : ManagedTensorKind.values()) {
                 if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
                     MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
-                    ManagedTensorHandle.of(kind, pointer).close();
+                    ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
                     UNCONSUMED_RELEASES.incrementAndGet();
                     return;
                 }

@@ -1,7 +1,7 @@
 package org.jdlpack.python;
 
 import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
@@ -38,7 +38,7 @@ public interface DLPackSource {
      *                                       tensor, a copy that cannot be made)
      * @throws IllegalStateException         if the tensor was released
      */
-    ManagedTensorHandle export(ExportRequest request);
+    ExportedTensor export(ExportRequest request);
 
     /**
      * A host tensor as a source: zero-copy exports, a compact copy when {@code copy=True}

@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 
 /**
@@ -150,7 +150,7 @@ final class JavaTensors {
             }
             ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
                     copyCode < 0 ? null : copyCode == 1);
-            ManagedTensorHandle handle = null;
+            ExportedTensor handle = null;
             MemorySegment pointer = null;
             RuntimeException refused = null;
             Throwable failed = null;

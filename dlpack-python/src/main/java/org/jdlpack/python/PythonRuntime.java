@@ -6,7 +6,6 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
 
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
@@ -263,18 +262,10 @@ public final class PythonRuntime {
         try {
             ForeignDeleterGuard.install(taken.kind(), taken.pointer());
         } catch (RuntimeException | Error e) {
-            ManagedTensorHandle.of(taken.kind(), taken.pointer()).close(); // the producer's own deleter, still in place
+            ImportedTensor.discard(taken.kind(), taken.pointer()); // the producer's own deleter, still in place
             throw e;
         }
-        return importOwned(taken, lifetime);
-    }
-
-    /**
-     * The one place this module hands a managed tensor it owns to dlpack-abi's import API (so that
-     * a change of that API is adapted here alone).
-     */
-    private static ImportedTensor importOwned(Capsules.Taken taken, ImportLifetime lifetime) {
-        return ManagedTensorHandle.of(taken.kind(), taken.pointer()).importTensor(lifetime);
+        return ImportedTensor.of(taken.kind(), taken.pointer(), lifetime);
     }
 
     /** {@code str(object)}. */
