@@ -6,7 +6,8 @@
 @SuppressWarnings("module") // the qualified export names modules that are compiled after this one
 module org.jdlpack.abi {
     exports org.jdlpack.abi;
-    // The sibling modules' native-call layers only: loading a library, binding and calling it,
-    // reports that never throw, and native-access messages that name the flag.
-    exports org.jdlpack.abi.plumbing to org.jdlpack.cuda, org.jdlpack.opencl;
+    // The sibling modules' internals only: their native-call layers' plumbing (loading, binding,
+    // reports that never throw, native-access messages that name the flag) and the ledger.
+    exports org.jdlpack.abi.plumbing to org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.arrow,
+            org.jdlpack.onnxruntime;
 }

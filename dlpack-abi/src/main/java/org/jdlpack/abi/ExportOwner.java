@@ -89,11 +89,11 @@ public final class ExportOwner implements AutoCloseable {
      *
      * @param spec the tensor
      * @return a handle owning the new struct; hand it to a consumer with
-     *         {@link ManagedTensorHandle#consume()}, or close it
+     *         {@link ExportedTensor#consume()}, or close it
      * @throws IllegalArgumentException if the data lives in a confined arena
      * @throws IllegalStateException    if this owner was closed
      */
-    public ManagedTensorHandle export(TensorSpec spec) {
+    public ExportedTensor export(TensorSpec spec) {
         return export(spec, ExportOptions.VERSIONED);
     }
 
@@ -112,13 +112,13 @@ public final class ExportOwner implements AutoCloseable {
      *                                  that the owner keeps reachable, {@link #of(Object, Runnable)})
      * @throws IllegalStateException    if this owner was closed (exports made before stay valid)
      */
-    public ManagedTensorHandle export(TensorSpec spec, ExportOptions options) {
-        return new ManagedTensorHandle(options.kind(), exportAddress(spec, options));
+    public ExportedTensor export(TensorSpec spec, ExportOptions options) {
+        return new ExportedTensor(options.kind(), exportAddress(spec, options));
     }
 
     /**
      * Exports the tensor like {@link #export(TensorSpec, ExportOptions)} and hands the pointer on
-     * at once, without a {@link ManagedTensorHandle}: for the hot path where the pointer goes
+     * at once, without a {@link ExportedTensor}: for the hot path where the pointer goes
      * straight into a native call that takes ownership. Whoever receives the pointer must call its
      * deleter exactly once; if the pointer is lost instead, the export stays live (counted in
      * {@link DLPackStats#liveExports()}, listed by leak tracking) and keeps this owner's memory.

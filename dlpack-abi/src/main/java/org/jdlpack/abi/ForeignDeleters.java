@@ -1,7 +1,6 @@
 package org.jdlpack.abi;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
@@ -15,8 +14,12 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  */
 final class ForeignDeleters {
 
-    /** One address-less downcall serves every foreign deleter: {@code void (*)(void* self)}. */
-    private static final MethodHandle CALL = NativeMemory.addresslessDowncall(FunctionDescriptor.ofVoid(ADDRESS));
+    /**
+     * One address-less downcall serves every foreign deleter: {@code void (*)(void* self)}, the
+     * pointer passed as a 64-bit integer (the same register on LP64 ABIs), so that no segment is
+     * boxed for it.
+     */
+    private static final MethodHandle CALL = NativeMemory.addresslessDowncall(FunctionDescriptor.ofVoid(JAVA_LONG));
 
     private ForeignDeleters() {
     }
@@ -27,7 +30,7 @@ final class ForeignDeleters {
      */
     static void call(ManagedTensorKind kind, long address) {
         try {
-            long deleter = NativeMemory.at(address, kind.structSize()).get(JAVA_LONG_UNALIGNED, kind.deleterOffset());
+            long deleter = NativeMemory.readLong(address + kind.deleterOffset());
             if (deleter == 0) {
                 return;
             }
@@ -35,7 +38,7 @@ final class ForeignDeleters {
                 ExportDeleterUpcalls.delete(kind, address);
                 return;
             }
-            CALL.invokeExact(MemorySegment.ofAddress(deleter), MemorySegment.ofAddress(address));
+            CALL.invokeExact(MemorySegment.ofAddress(deleter), address);
         } catch (Throwable t) {
             Counters.DELETER_FAILURES.increment();
             Diagnostics.report(Level.ERROR, "calling the deleter of " + kind.structName() + " at 0x"

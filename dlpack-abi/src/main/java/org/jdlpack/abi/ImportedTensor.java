@@ -38,7 +38,7 @@ import java.util.function.Function;
  * {@link DLPackStats#leaksReported()}.
  *
  * <h2>One owner</h2>
- * A pointer Java already owns (an open {@code ImportedTensor} or {@link ManagedTensorHandle}
+ * A pointer Java already owns (an open {@code ImportedTensor} or {@link ExportedTensor}
  * holds it) is refused with an {@link IllegalStateException} naming the address, and nothing is
  * called: two owners would call the deleter twice. {@link #moveTo(ImportLifetime)} hands the
  * pointer to a new owner and kills this one; APIs that take ownership of an
@@ -101,7 +101,7 @@ public final class ImportedTensor implements AutoCloseable {
     public static ImportedTensor of(ManagedTensorKind kind, MemorySegment pointer, ImportLifetime lifetime) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(lifetime, "lifetime");
-        return take(kind, ManagedTensorHandle.checkedAddress(pointer), lifetime, true);
+        return take(kind, checkedAddress(pointer), lifetime, true);
     }
 
     /**
@@ -124,7 +124,7 @@ public final class ImportedTensor implements AutoCloseable {
     public static <R> R apply(ManagedTensorKind kind, MemorySegment pointer, Function<? super ImportedTensor, ? extends R> action) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(action, "action");
-        ImportedTensor tensor = take(kind, ManagedTensorHandle.checkedAddress(pointer), ImportLifetime.CONFINED, false);
+        ImportedTensor tensor = take(kind, checkedAddress(pointer), ImportLifetime.CONFINED, false);
         try {
             return action.apply(tensor);
         } finally {
@@ -132,6 +132,34 @@ public final class ImportedTensor implements AutoCloseable {
                 tensor.close();
             }
         }
+    }
+
+    /**
+     * Calls the deleter of a managed tensor you were handed and will not import, now: for a
+     * producer's result you do not want, or a capsule nobody consumed. Nothing but the
+     * {@code deleter} field is read (a NULL deleter is not called), no object is kept, and the
+     * deleter runs on this thread.
+     *
+     * @param kind    which struct {@code pointer} points to
+     * @param pointer the struct's address; ownership moves here and ends at once
+     * @throws IllegalArgumentException if the pointer is NULL (nothing was called)
+     * @throws IllegalStateException    if Java owns the pointer (an open {@code ImportedTensor}, or
+     *                                  an {@link ExportedTensor} not yet handed on): close that
+     *                                  instead; nothing was called
+     */
+    public static void discard(ManagedTensorKind kind, MemorySegment pointer) {
+        Objects.requireNonNull(kind, "kind");
+        long address = checkedAddress(pointer);
+        OwnedPointers.drop(address, OwnedPointers.claim(kind, address)); // refuses a pointer Java owns
+        ForeignDeleters.call(kind, address);
+    }
+
+    /** The address of a pointer that may be taken ownership of: native and not NULL. */
+    static long checkedAddress(MemorySegment pointer) {
+        if (!pointer.isNative() || pointer.address() == 0) {
+            throw new IllegalArgumentException("a managed tensor pointer must be a non-NULL native address, got " + pointer);
+        }
+        return pointer.address();
     }
 
     /**

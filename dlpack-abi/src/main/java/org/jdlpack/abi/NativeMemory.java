@@ -8,8 +8,10 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodType;
 import java.util.function.Consumer;
 
+import org.jdlpack.abi.plumbing.Downcalls;
 import org.jdlpack.abi.plumbing.NativeAccess;
 
 /**
@@ -24,23 +26,54 @@ final class NativeMemory {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
-    /** All of the address space, for reads at raw addresses without a segment per read. */
+    /** All of the address space, for reads at raw addresses without a segment per read; null when native access is denied. */
     private static final MemorySegment EVERYTHING;
 
     static {
         NativeAccess.warnIfDisabled(NativeMemory.class);
+        MethodHandle malloc;
+        MethodHandle free;
+        MemorySegment everything;
         try {
             // critical: malloc and free never call back into Java and return quickly. Pointers are
             // declared as 64-bit integers (the same register on every LP64 ABI): no segment is
             // boxed per call, so free() allocates nothing even in a deleter with the heap exhausted.
-            MALLOC = LINKER.downcallHandle(LINKER.defaultLookup().find("malloc").orElseThrow(),
+            malloc = LINKER.downcallHandle(LINKER.defaultLookup().find("malloc").orElseThrow(),
                     FunctionDescriptor.of(JAVA_LONG, JAVA_LONG), Linker.Option.critical(false));
-            FREE = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
+            free = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
                     FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
-            EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+            everything = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
         } catch (IllegalCallerException e) {
-            throw NativeAccess.denied(NativeMemory.class, e);
+            // Denied (--illegal-native-access=deny): this class still initializes, so that every
+            // use fails with the message naming the flag, not with ExceptionInInitializerError
+            // once and NoClassDefFoundError ever after.
+            malloc = Downcalls.failing(MethodType.methodType(long.class, long.class), () -> denied(e));
+            free = Downcalls.failing(MethodType.methodType(void.class, long.class), () -> denied(e));
+            everything = null;
         }
+        MALLOC = malloc;
+        FREE = free;
+        EVERYTHING = everything;
+    }
+
+    private static IllegalCallerException denied(IllegalCallerException cause) {
+        return NativeAccess.denied(NativeMemory.class, cause);
+    }
+
+    /** Every restricted operation of this class goes through here, so that a refusal names the flag. */
+    private static MemorySegment reinterpret(MemorySegment segment, long size, Arena arena, Consumer<MemorySegment> cleanup) {
+        try {
+            return arena == null ? segment.reinterpret(size) : segment.reinterpret(size, arena, cleanup);
+        } catch (IllegalCallerException e) {
+            throw denied(e);
+        }
+    }
+
+    private static MemorySegment everything() {
+        if (EVERYTHING == null) {
+            throw denied(new IllegalCallerException("native access is denied"));
+        }
+        return EVERYTHING;
     }
 
     private NativeMemory() {
@@ -55,7 +88,7 @@ final class NativeMemory {
      * @return the segment
      */
     public static MemorySegment at(long address, long size) {
-        return MemorySegment.ofAddress(address).reinterpret(size);
+        return reinterpret(MemorySegment.ofAddress(address), size, null, null);
     }
 
     /**
@@ -66,7 +99,7 @@ final class NativeMemory {
      * @return the value
      */
     public static long readLong(long address) {
-        return EVERYTHING.get(JAVA_LONG_UNALIGNED, address);
+        return everything().get(JAVA_LONG_UNALIGNED, address);
     }
 
     /**
@@ -77,7 +110,7 @@ final class NativeMemory {
      * @param value   the value
      */
     public static void writeLong(long address, long value) {
-        EVERYTHING.set(JAVA_LONG_UNALIGNED, address, value);
+        everything().set(JAVA_LONG_UNALIGNED, address, value);
     }
 
     /**
@@ -91,7 +124,7 @@ final class NativeMemory {
      * @return the segment
      */
     public static MemorySegment at(long address, long size, Arena arena, Consumer<MemorySegment> cleanup) {
-        return MemorySegment.ofAddress(address).reinterpret(size, arena, cleanup);
+        return reinterpret(MemorySegment.ofAddress(address), size, arena, cleanup);
     }
 
     /**
@@ -105,6 +138,8 @@ final class NativeMemory {
         long address;
         try {
             address = (long) MALLOC.invokeExact(size);
+        } catch (RuntimeException e) {
+            throw e; // native access denied: the message names the flag
         } catch (Throwable t) {
             throw new AssertionError("malloc downcall failed", t);
         }
@@ -123,6 +158,8 @@ final class NativeMemory {
     public static void free(long address) {
         try {
             FREE.invokeExact(address);
+        } catch (RuntimeException e) {
+            throw e; // native access denied: the message names the flag
         } catch (Throwable t) {
             throw new AssertionError("free downcall failed", t);
         }
@@ -135,7 +172,12 @@ final class NativeMemory {
      * @return the handle
      */
     public static MethodHandle addresslessDowncall(FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(descriptor);
+        try {
+            return LINKER.downcallHandle(descriptor);
+        } catch (IllegalCallerException e) {
+            IllegalCallerException refusal = denied(e);
+            return Downcalls.failing(descriptor.toMethodType().insertParameterTypes(0, MemorySegment.class), () -> refusal);
+        }
     }
 
     /**
@@ -146,6 +188,10 @@ final class NativeMemory {
      * @return the function pointer
      */
     public static MemorySegment globalUpcall(MethodHandle target, FunctionDescriptor descriptor) {
-        return LINKER.upcallStub(target, descriptor, Arena.global());
+        try {
+            return LINKER.upcallStub(target, descriptor, Arena.global());
+        } catch (IllegalCallerException e) {
+            throw denied(e);
+        }
     }
 }

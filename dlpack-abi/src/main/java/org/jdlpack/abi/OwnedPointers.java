@@ -122,7 +122,7 @@ final class OwnedPointers {
     private static IllegalStateException alreadyOwned(ManagedTensorKind kind, long address) {
         Throwable firstOwner = OwnershipCell.creationSiteOf(address);
         String message = "the " + kind.structName() + " at 0x" + Long.toHexString(address) + " is already owned by Java (an "
-                + "ImportedTensor or ManagedTensorHandle took it and has not released it); taking it again would call its "
+                + "ImportedTensor or ExportedTensor took it and has not released it); taking it again would call its "
                 + "deleter twice, so nothing was taken and nothing was called"
                 + (firstOwner != null ? "; the first owner's creation site is the cause"
                         : " (run with -Dorg.jdlpack.leakTracking=true to see where the first owner was created)");

@@ -7,9 +7,9 @@
  * at a time, and its deleter runs exactly once.
  * <ul>
  *   <li>Exporting: an {@link org.jdlpack.abi.ExportOwner} keeps Java memory alive while exports of
- *       it exist; each export is a {@link org.jdlpack.abi.ManagedTensorHandle} that is consumed by
+ *       it exist; each export is a {@link org.jdlpack.abi.ExportedTensor} that is consumed by
  *       native code (which later calls the deleter) or closed.</li>
- *   <li>Importing: a producer's pointer becomes a {@link org.jdlpack.abi.ManagedTensorHandle} or,
+ *   <li>Importing: a producer's pointer becomes a {@link org.jdlpack.abi.ExportedTensor} or,
  *       directly, an {@link org.jdlpack.abi.ImportedTensor} whose close calls the producer's
  *       deleter.</li>
  * </ul>

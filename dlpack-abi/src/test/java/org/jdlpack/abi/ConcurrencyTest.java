@@ -80,7 +80,7 @@ class ConcurrencyTest {
                             case 3 -> { // consume racing close on one handle
                                 CPeer.Produced made = PEER.make(PeerTensor.legacy());
                                 produced.add(made.id());
-                                ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(made.pointer());
+                                ExportedTensor handle = PeerHandles.holding(ManagedTensorKind.LEGACY, made.pointer());
                                 CountDownLatch go = new CountDownLatch(1);
                                 Thread closer = Thread.ofPlatform().start(() -> {
                                     awaitQuietly(go);

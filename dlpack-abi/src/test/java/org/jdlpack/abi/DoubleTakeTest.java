@@ -3,6 +3,7 @@ package org.jdlpack.abi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +40,8 @@ class DoubleTakeTest {
                     .isInstanceOf(IllegalStateException.class);
             assertThatThrownBy(() -> ImportedTensor.apply(ManagedTensorKind.VERSIONED, produced.pointer(), t -> t))
                     .isInstanceOf(IllegalStateException.class);
-            assertThatThrownBy(() -> ManagedTensorHandle.ofVersioned(produced.pointer())).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> ImportedTensor.discard(ManagedTensorKind.VERSIONED, produced.pointer()))
+                    .isInstanceOf(IllegalStateException.class);
             assertThat(PEER.deleterCalls(produced.id())).as("nothing was called").isZero();
             assertThat(first.layout().shape()).containsExactly(3); // the first owner is untouched
         }
@@ -47,25 +49,30 @@ class DoubleTakeTest {
     }
 
     @Test
-    void aHandleTakenTwiceIsRefusedAndAPointerIsFreeAgainOnceReleasedOrHandedOn() {
-        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
-        ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(produced.pointer());
-        assertThatThrownBy(() -> ManagedTensorHandle.ofLegacy(produced.pointer())).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("DLManagedTensor at 0x");
-        assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer())).isInstanceOf(IllegalStateException.class);
+    void anExportNotYetHandedOnIsOwnedByJavaAndAPointerIsFreeAgainOnceReleasedOrHandedOn() {
+        {
+            Arena arena = Arena.ofShared(); // closed by the owner's release action
+            ExportOwner owner = ExportOwner.of(arena, arena::close);
+            ExportedTensor export = owner.export(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4), ExportOptions.LEGACY);
+            owner.close();
+            MemorySegment pointer = MemorySegment.ofAddress(export.address());
+            assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.LEGACY, pointer)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("DLManagedTensor at 0x");
+            assertThatThrownBy(() -> ImportedTensor.discard(ManagedTensorKind.LEGACY, pointer)).isInstanceOf(IllegalStateException.class);
 
-        // Moved into an import: still owned by Java, so still refused.
-        ImportedTensor tensor = handle.importTensor();
-        assertThatThrownBy(() -> ManagedTensorHandle.ofLegacy(produced.pointer())).isInstanceOf(IllegalStateException.class);
-        // Moved to a new lifetime inside Java: still owned, by the new tensor only.
-        ImportedTensor moved = tensor.moveTo(ImportLifetime.SHARED);
-        assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer())).isInstanceOf(IllegalStateException.class);
-        moved.close();
-        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+            // Taken into an import: still owned by Java, so still refused.
+            ImportedTensor tensor = export.importTensor();
+            assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.LEGACY, pointer)).isInstanceOf(IllegalStateException.class);
+            // Moved to a new lifetime inside Java: still owned, by the new tensor only.
+            ImportedTensor moved = tensor.moveTo(ImportLifetime.SHARED);
+            assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.LEGACY, pointer)).isInstanceOf(IllegalStateException.class);
+            moved.close();
+            assertThat(owner.isReleased()).isTrue();
+        }
 
         // Consumed: the pointer has left Java, so whoever it went to may hand it back.
         CPeer.Produced other = PEER.make(PeerTensor.versioned());
-        MemorySegment consumed = ManagedTensorHandle.ofVersioned(other.pointer()).consume();
+        MemorySegment consumed = PeerHandles.holding(ManagedTensorKind.VERSIONED, other.pointer()).consume();
         ImportedTensor.of(ManagedTensorKind.VERSIONED, consumed).close();
         assertThat(PEER.deleterCalls(other.id())).isEqualTo(1);
     }

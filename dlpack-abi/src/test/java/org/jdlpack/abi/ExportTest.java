@@ -228,7 +228,7 @@ class ExportTest {
         AtomicInteger released = new AtomicInteger();
         try (Arena arena = Arena.ofShared()) {
             ExportOwner owner = ExportOwner.of(released::incrementAndGet);
-            ManagedTensorHandle handle = owner.export(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6));
+            ExportedTensor handle = owner.export(TensorSpec.of(floats(arena, 6), DLDataType.FLOAT32, 6));
             owner.close();
             assertThat(released).hasValue(0);
             handle.close();

@@ -77,7 +77,7 @@ class ImportLifetimeTest {
     @Test
     void aSharedTensorIsClosedByAnotherThread() throws Exception {
         CPeer.Produced produced = PEER.make(PeerTensor.legacy());
-        ImportedTensor tensor = ManagedTensorHandle.ofLegacy(produced.pointer()).importTensor(ImportLifetime.SHARED);
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer(), ImportLifetime.SHARED);
         MemorySegment segment = tensor.hostSegment();
         long[] closer = new long[1];
         Object result = onAnotherThread(() -> {
@@ -199,12 +199,17 @@ class ImportLifetimeTest {
         assertThatThrownBy(() -> ImportLifetime.in(Arena.global())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("Arena.global()");
 
-        CPeer.Produced held = PEER.make(PeerTensor.legacy());
-        ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(held.pointer());
-        assertThatThrownBy(() -> handle.importTensor(ImportLifetime.in(Arena.global()))).isInstanceOf(IllegalArgumentException.class);
-        assertThat(handle.isOwned()).isTrue(); // nothing was taken: the handle still owns it
-        handle.close();
-        assertThat(PEER.deleterCalls(held.id())).isEqualTo(1);
+        // Refused before anything is taken: the export still owns its pointer.
+        {
+            Arena arena = Arena.ofShared(); // closed by the owner's release action
+            ExportOwner owner = ExportOwner.of(arena, arena::close);
+            ExportedTensor export = owner.export(TensorSpec.of(arena.allocate(8), DLDataType.FLOAT32, 2));
+            owner.close();
+            assertThatThrownBy(() -> export.importTensor(ImportLifetime.in(Arena.global()))).isInstanceOf(IllegalArgumentException.class);
+            assertThat(export.isOwned()).isTrue();
+            export.close();
+            assertThat(owner.isReleased()).isTrue();
+        }
     }
 
     @Test

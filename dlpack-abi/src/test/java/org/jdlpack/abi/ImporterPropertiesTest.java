@@ -234,10 +234,9 @@ class ImporterPropertiesTest {
         CPeer.Produced produced = PEER.make(c.peerTensor());
         long data = c.nullData ? 0 : PEER.field(produced.pointer(), c.legacy, 10);
         Verdict verdict = oracle(c, data);
-        ManagedTensorHandle handle = ManagedTensorHandle.of(c.legacy ? ManagedTensorKind.LEGACY : ManagedTensorKind.VERSIONED,
-                produced.pointer());
+        ManagedTensorKind kind = c.legacy ? ManagedTensorKind.LEGACY : ManagedTensorKind.VERSIONED;
         try {
-            ImportedTensor tensor = handle.importTensor();
+            ImportedTensor tensor = ImportedTensor.of(kind, produced.pointer());
             try {
                 assertThat(verdict.rejection()).as("accepted, but the oracle rejects: %s", c).isNull();
                 assertThat(tensor.layout().extent()).as("extent of %s", c).isEqualTo(verdict.extent());

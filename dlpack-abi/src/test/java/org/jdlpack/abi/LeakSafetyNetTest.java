@@ -56,7 +56,7 @@ class LeakSafetyNetTest {
     void aForgottenHandleIsReleasedAndReportedOnce() throws InterruptedException {
         long leaksBefore = DLPackStats.leaksReported();
         CPeer.Produced produced = PEER.make(PeerTensor.legacy());
-        ManagedTensorHandle.ofLegacy(produced.pointer());
+        PeerHandles.holding(ManagedTensorKind.LEGACY, produced.pointer());
         gcUntil(() -> PEER.deleterCalls(produced.id()) == 1 && DLPackStats.leaksReported() > leaksBefore);
         assertThat(DLPackStats.leaksReported()).isEqualTo(leaksBefore + 1);
     }

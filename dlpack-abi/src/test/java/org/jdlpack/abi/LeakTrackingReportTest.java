@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  */
 class LeakTrackingReportTest {
 
-    private static final List<ManagedTensorHandle> KEPT = new ArrayList<>();
+    private static final List<ExportedTensor> KEPT = new ArrayList<>();
 
     /** Child JVM: leak one imported tensor, keep one export handle alive, report both. */
     public static void main(String[] args) throws InterruptedException {
@@ -37,7 +37,7 @@ class LeakTrackingReportTest {
             Thread.sleep(10); // let the safety net thread run
         }
         System.out.println("LEAKS " + DLPackStats.leaksReported());
-        KEPT.forEach(ManagedTensorHandle::close);
+        KEPT.forEach(ExportedTensor::close);
         owner.close();
     }
 
@@ -46,7 +46,7 @@ class LeakTrackingReportTest {
         ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()); // never closed
     }
 
-    private static ManagedTensorHandle keepAnExportAlive(ExportOwner owner, Arena arena) {
+    private static ExportedTensor keepAnExportAlive(ExportOwner owner, Arena arena) {
         return owner.export(TensorSpec.of(arena.allocate(16), DLDataType.FLOAT32, 4));
     }
 
@@ -65,6 +65,6 @@ class LeakTrackingReportTest {
                 .contains("LeakTrackingReportTest.leakAnImportedTensor");
         assertThat(output).containsPattern("LIVE export \\d+ \\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, "
                 + "java.lang.Throwable: created here.*keepAnExportAlive");
-        assertThat(output).containsPattern("LIVE ManagedTensorHandle\\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, .*keepAnExportAlive");
+        assertThat(output).containsPattern("LIVE ExportedTensor\\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, .*keepAnExportAlive");
     }
 }

@@ -78,7 +78,7 @@ class OwnershipTest {
     @Test
     void consumeAfterConsumeIsRefused() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
+        ExportedTensor handle = PeerHandles.holding(ManagedTensorKind.VERSIONED, produced.pointer());
         MemorySegment pointer = handle.consume();
         assertThatThrownBy(handle::consume).isInstanceOf(IllegalStateException.class).hasMessageContaining("already consumed");
         assertThatThrownBy(handle::importTensor).isInstanceOf(IllegalStateException.class);
@@ -91,7 +91,7 @@ class OwnershipTest {
     @Test
     void closingAnUnconsumedForeignHandleCallsTheDeleterOnce() {
         CPeer.Produced produced = PEER.make(PeerTensor.legacy());
-        ManagedTensorHandle handle = ManagedTensorHandle.ofLegacy(produced.pointer());
+        ExportedTensor handle = PeerHandles.holding(ManagedTensorKind.LEGACY, produced.pointer());
         handle.close();
         assertThatThrownBy(handle::close).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(handle::consume).isInstanceOf(IllegalStateException.class);
@@ -101,7 +101,7 @@ class OwnershipTest {
     @RepeatedTest(20)
     void consumeRacingCloseHasExactlyOneWinner() throws InterruptedException {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
+        ExportedTensor handle = PeerHandles.holding(ManagedTensorKind.VERSIONED, produced.pointer());
         CountDownLatch start = new CountDownLatch(1);
         AtomicInteger consumed = new AtomicInteger();
         List<Thread> threads = new ArrayList<>();
@@ -141,7 +141,7 @@ class OwnershipTest {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         ImportedTensor tensor;
         try (Arena arena = Arena.ofConfined()) {
-            tensor = ManagedTensorHandle.ofVersioned(produced.pointer()).importTensor(ImportLifetime.in(arena));
+            tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.in(arena));
             tensor.close(); // try-with-resources safe: the arena, not the tensor, decides
             assertThat(tensor.isAlive()).isTrue();
             assertThat(tensor.hostSegment().scope()).isEqualTo(arena.scope());
@@ -152,12 +152,34 @@ class OwnershipTest {
     }
 
     @Test
+    void aDiscardedPointerHasItsDeleterCalledOnceAndAPointerJavaOwnsIsNotDiscarded() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned());
+        ImportedTensor.discard(ManagedTensorKind.VERSIONED, produced.pointer());
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+
+        CPeer.Produced owned = PEER.make(PeerTensor.legacy());
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, owned.pointer())) {
+            assertThatThrownBy(() -> ImportedTensor.discard(ManagedTensorKind.LEGACY, owned.pointer()))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("already owned");
+            assertThat(PEER.deleterCalls(owned.id())).as(tensor.toString()).isZero();
+        }
+        assertThat(PEER.deleterCalls(owned.id())).isEqualTo(1);
+        assertThatThrownBy(() -> ImportedTensor.discard(ManagedTensorKind.LEGACY, MemorySegment.NULL))
+                .isInstanceOf(IllegalArgumentException.class);
+
+        // A NULL deleter is never called.
+        CPeer.Produced noDeleter = PEER.make(PeerTensor.versioned().nullDeleter());
+        ImportedTensor.discard(ManagedTensorKind.VERSIONED, noDeleter.pointer());
+        assertThat(PEER.deleterCalls(noDeleter.id())).isZero();
+    }
+
+    @Test
     void importingIntoAClosedArenaStillCallsTheDeleter() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         Arena arena = Arena.ofConfined();
         arena.close();
-        ManagedTensorHandle handle = ManagedTensorHandle.ofVersioned(produced.pointer());
-        assertThatThrownBy(() -> handle.importTensor(ImportLifetime.in(arena))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.in(arena)))
+                .isInstanceOf(IllegalStateException.class);
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
 }

@@ -13,7 +13,8 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.cpu.HostTensorView;
@@ -100,11 +101,11 @@ public final class ArrowExport {
     /**
      * Exports the vector as a fresh {@code DLManagedTensorVersioned}.
      *
-     * @return a handle owning the struct; hand it on with {@link ManagedTensorHandle#consume()}
+     * @return a handle owning the struct; hand it on with {@link ExportedTensor#consume()}
      * @throws IllegalArgumentException naming the vector, if its type has no tensor form, or if it
      *                                  has nulls and no fill value was chosen
      */
-    public ManagedTensorHandle export() {
+    public ExportedTensor export() {
         return export(ExportOptions.VERSIONED);
     }
 
@@ -117,7 +118,7 @@ public final class ArrowExport {
      * @throws IllegalArgumentException as {@link #export()} does, or if a read-only export is asked
      *                                  for as a legacy struct
      */
-    public ManagedTensorHandle export(ExportOptions options) {
+    public ExportedTensor export(ExportOptions options) {
         if (readOnly && options.kind() == ManagedTensorKind.LEGACY) {
             throw new IllegalArgumentException("a read-only export cannot be a legacy DLManagedTensor, which has no flags; "
                     + "export it versioned");
@@ -139,20 +140,34 @@ public final class ArrowExport {
             throw new IllegalStateException(ColumnLayout.describe(leaf) + " claims " + layout.elementCount()
                     + " values but its value buffer has only " + values.capacity() + " bytes");
         }
-        TensorSpec spec = TensorSpec.builder(AbiBridge.segmentAt(values.memoryAddress(), bytes), layout.dtype(), layout.shape())
+        TensorSpec spec = TensorSpec.builder(ArrowMemory.segmentAt(values.memoryAddress(), bytes), layout.dtype(), layout.shape())
                 .flags(flags).build();
         // The export's reference; the deleter drops it. Arrow's reference counts are atomic, so any thread may.
         values.getReferenceManager().retain();
-        return AbiBridge.export(options, spec, values, () -> values.getReferenceManager().release());
+        return exportOnce(options, spec, values, () -> values.getReferenceManager().release());
+    }
+
+    /**
+     * Exports {@code spec} once. {@code release} runs exactly once, from whichever thread calls the
+     * consumer's deleter (or now, if the export fails); {@code keepAlive} stays reachable until then.
+     */
+    private static ExportedTensor exportOnce(ExportOptions options, TensorSpec spec, Object keepAlive, Runnable release) {
+        ExportOwner owner = ExportOwner.of(keepAlive, release);
+        try {
+            // Arrow's buffers are addressed directly, with byte_offset 0: folding changes nothing here.
+            return owner.export(spec, options);
+        } finally {
+            owner.close(); // the export, if made, now holds the only reference
+        }
     }
 
     /** Exports a compact copy in a buffer of the vector's own allocator: unpacked bits, filled nulls. */
-    private ManagedTensorHandle exportCopy(ExportOptions options, ColumnLayout layout, boolean fillingNulls, long flags) {
+    private ExportedTensor exportCopy(ExportOptions options, ColumnLayout layout, boolean fillingNulls, long flags) {
         BaseFixedWidthVector leaf = layout.leaf();
         long count = layout.elementCount();
         ArrowBuf copy = leaf.getAllocator().buffer(Math.max(1, layout.valueBytes()));
         try {
-            MemorySegment target = AbiBridge.segmentAt(copy.memoryAddress(), layout.valueBytes());
+            MemorySegment target = ArrowMemory.segmentAt(copy.memoryAddress(), layout.valueBytes());
             if (layout.isBitPacked()) {
                 ArrowBuf bits = leaf.getDataBuffer();
                 boolean filler = fill != 0;
@@ -161,12 +176,12 @@ public final class ArrowExport {
                     target.set(ValueLayout.JAVA_BYTE, i, value ? (byte) 1 : (byte) 0);
                 }
             } else {
-                MemorySegment.copy(AbiBridge.segmentAt(leaf.getDataBuffer().memoryAddress(), layout.valueBytes()), 0, target, 0,
+                MemorySegment.copy(ArrowMemory.segmentAt(leaf.getDataBuffer().memoryAddress(), layout.valueBytes()), 0, target, 0,
                         layout.valueBytes());
                 fillNulls(HostTensorView.of(target, layout.dtype(), count), layout);
             }
             TensorSpec spec = TensorSpec.builder(target, layout.dtype(), layout.shape()).flags(flags).build();
-            return AbiBridge.export(options, spec, copy, copy::close);
+            return exportOnce(options, spec, copy, copy::close);
         } catch (RuntimeException | Error e) {
             if (copy.getReferenceManager().getRefCount() > 0) {
                 copy.close();

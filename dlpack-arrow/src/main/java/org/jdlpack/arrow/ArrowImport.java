@@ -22,7 +22,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
@@ -98,7 +98,8 @@ public final class ArrowImport {
 
     /**
      * Imports a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}, taking ownership of
-     * it; see {@link #importTensor(ManagedTensorHandle)}.
+     * it. Whatever the outcome, the producer's deleter runs exactly once: now if the import fails
+     * or copies, else when the vector's memory is released.
      *
      * @param kind    which struct {@code pointer} points to
      * @param pointer the struct
@@ -108,22 +109,23 @@ public final class ArrowImport {
      *                                  copy and {@link #zeroCopyOnly()} was chosen)
      */
     public ImportedVector importTensor(ManagedTensorKind kind, MemorySegment pointer) {
-        return importTensor(ManagedTensorHandle.of(kind, pointer));
+        // A lifetime any thread may end: the last Arrow buffer over it may be released on any
+        // thread, including a native one inside a deleter.
+        return importOwned(ImportedTensor.of(kind, pointer, ImportLifetime.SHARED));
     }
 
     /**
-     * Imports the tensor a handle owns; ownership moves from the handle. Whatever the outcome, the
-     * producer's deleter runs exactly once: now if the import fails or copies, else when the
-     * vector's memory is released.
+     * Imports a Java export not yet handed on (such as {@link ArrowExport#export()}'s), which is
+     * consumed. Whatever the outcome, the export's deleter runs exactly once: now if the import
+     * fails or copies, else when the vector's memory is released.
      *
-     * @param handle the managed tensor
+     * @param export the export
      * @return the vector
-     * @throws org.jdlpack.abi.InvalidTensorException if a field is malformed
      * @throws IllegalArgumentException as {@link #importTensor(ManagedTensorKind, MemorySegment)} does
-     * @throws IllegalStateException    if the handle no longer owns its tensor
+     * @throws IllegalStateException    if the export was already consumed or closed
      */
-    public ImportedVector importTensor(ManagedTensorHandle handle) {
-        return importOwned(AbiBridge.importAnyThread(handle));
+    public ImportedVector importTensor(ExportedTensor export) {
+        return importOwned(export.importTensor(ImportLifetime.SHARED));
     }
 
     /**
@@ -243,7 +245,7 @@ public final class ArrowImport {
                 return copy;
             }
             copy.setZero(0, bytes);
-            MemorySegment into = AbiBridge.segmentAt(copy.memoryAddress(), bytes);
+            MemorySegment into = ArrowMemory.segmentAt(copy.memoryAddress(), bytes);
             HostTensorView source = HostTensorView.of(tensor);
             if (bits) {
                 for (long i = 0; i < count; i++) {

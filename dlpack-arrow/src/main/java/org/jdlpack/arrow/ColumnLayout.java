@@ -142,7 +142,7 @@ final class ColumnLayout {
             throw new IllegalStateException(describe(vector) + " has " + entries + " values but a validity buffer of only "
                     + validity.capacity() + " bytes");
         }
-        MemorySegment bits = AbiBridge.segmentAt(validity.memoryAddress(), bytes);
+        MemorySegment bits = ArrowMemory.segmentAt(validity.memoryAddress(), bytes);
         long words = entries / Long.SIZE;
         long set = 0;
         for (long w = 0; w < words; w++) {

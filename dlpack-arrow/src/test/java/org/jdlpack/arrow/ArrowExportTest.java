@@ -21,7 +21,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.junit.jupiter.api.Test;
@@ -44,7 +44,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
 
     private final CPeer peer = CPeer.get();
 
-    private long field(ManagedTensorHandle handle, int which) {
+    private long field(ExportedTensor handle, int which) {
         return peer.field(MemorySegment.ofAddress(handle.address()), false, which);
     }
 
@@ -53,7 +53,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
     void everyFixedWidthTypeIsExportedOverItsValueBufferAndComesBackEqual(MinorType type) {
         try (BaseFixedWidthVector vector = Columns.of(type, allocator, 50)) {
             DLDataType dtype = ArrowTypes.dtypeOf(type).orElseThrow();
-            ManagedTensorHandle handle = ArrowExport.of(vector).export();
+            ExportedTensor handle = ArrowExport.of(vector).export();
             assertThat(field(handle, DATA)).as("data is the value buffer: no copy").isEqualTo(vector.getDataBuffer().memoryAddress());
             assertThat(field(handle, BYTE_OFFSET)).isZero();
             assertThat(field(handle, NDIM)).isEqualTo(1);
@@ -83,7 +83,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
                 // Arrow 19 slices the value buffer for a split (no copy); the export must follow it.
                 long expected = whole.getDataBuffer().memoryAddress() + 37L * Float.BYTES;
                 assertThat(slice.getDataBuffer().memoryAddress()).isEqualTo(expected);
-                ManagedTensorHandle handle = ArrowExport.of(slice).export();
+                ExportedTensor handle = ArrowExport.of(slice).export();
                 MemorySegment managed = handle.consume();
                 assertThat(peer.field(managed, false, DATA)).isEqualTo(expected);
                 assertThat(peer.field(managed, false, SHAPE)).isEqualTo(20);
@@ -100,7 +100,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
     @Test
     void aFixedSizeListColumnIsARowsByWidthMatrix() {
         try (FixedSizeListVector column = Columns.embeddings(allocator, 6, 4)) {
-            ManagedTensorHandle handle = ArrowExport.of(column).export();
+            ExportedTensor handle = ArrowExport.of(column).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, NDIM)).isEqualTo(2);
             assertThat(peer.field(managed, false, SHAPE)).isEqualTo(6);
@@ -185,7 +185,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
     void nullsFilledAreACopyFlaggedIsCopied() {
         try (Float4Vector vector = (Float4Vector) Columns.of(MinorType.FLOAT4, allocator, 10)) {
             vector.setNull(2);
-            ManagedTensorHandle handle = ArrowExport.of(vector).fillNullsWith(Double.NaN).export();
+            ExportedTensor handle = ArrowExport.of(vector).fillNullsWith(Double.NaN).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, FLAGS)).isEqualTo(DLTensorFlag.IS_COPIED.mask());
             assertThat(peer.field(managed, false, DATA)).isNotEqualTo(vector.getDataBuffer().memoryAddress());
@@ -222,7 +222,7 @@ class ArrowExportTest extends ArrowAllocatorTest {
                 bits.set(i, i % 3 == 0 ? 1 : 0);
             }
             bits.setValueCount(11);
-            ManagedTensorHandle handle = ArrowExport.of(bits).export();
+            ExportedTensor handle = ArrowExport.of(bits).export();
             MemorySegment managed = handle.consume();
             assertThat(peer.field(managed, false, CODE)).isEqualTo(6);
             assertThat(peer.field(managed, false, BITS)).isEqualTo(8);

@@ -4,7 +4,7 @@ import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.python.DLPackSource;
 import org.jdlpack.python.ExportRequest;
@@ -29,7 +29,7 @@ record ArrowSource(ArrowExport export) implements DLPackSource {
     }
 
     @Override
-    public ManagedTensorHandle export(ExportRequest request) {
+    public ExportedTensor export(ExportRequest request) {
         if (request.stream() != null) {
             throw new UnsupportedOperationException("stream=" + request.stream() + " given for an Arrow vector, which lives on the CPU");
         }

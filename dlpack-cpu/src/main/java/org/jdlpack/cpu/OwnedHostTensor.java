@@ -9,7 +9,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
@@ -182,7 +182,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the handle; consume it to hand the pointer on
      * @throws IllegalStateException if this tensor was closed
      */
-    public ManagedTensorHandle export() {
+    public ExportedTensor export() {
         return owner.export(spec);
     }
 
@@ -196,7 +196,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      *                                  say so; use {@link #exportCopy}
      * @throws IllegalStateException    if this tensor was closed
      */
-    public ManagedTensorHandle export(ExportOptions options) {
+    public ExportedTensor export(ExportOptions options) {
         return owner.export(spec, options);
     }
 
@@ -211,7 +211,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @return the handle
      * @throws IllegalStateException if this tensor was closed
      */
-    public ManagedTensorHandle exportCopy(ExportOptions options) {
+    public ExportedTensor exportCopy(ExportOptions options) {
         if (owner.isClosed()) {
             // The memory may still be alive for an earlier export, but this tensor is no longer the user's to share.
             throw new IllegalStateException(this + " was closed; it exports nothing more, not even a copy");

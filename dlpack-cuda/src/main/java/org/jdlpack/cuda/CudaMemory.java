@@ -9,7 +9,7 @@ import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.plumbing.Downcalls;
@@ -212,7 +212,7 @@ public final class CudaMemory implements AutoCloseable {
      * @throws IllegalArgumentException if the elements would leave the memory
      * @throws IllegalStateException    if this object is closed
      */
-    public ManagedTensorHandle export(TensorLayout layout) {
+    public ExportedTensor export(TensorLayout layout) {
         return export(layout, ExportOptions.VERSIONED);
     }
 
@@ -225,7 +225,7 @@ public final class CudaMemory implements AutoCloseable {
      * @throws IllegalArgumentException if the elements would leave the memory
      * @throws IllegalStateException    if this object is closed
      */
-    public ManagedTensorHandle export(TensorLayout layout, ExportOptions options) {
+    public ExportedTensor export(TensorLayout layout, ExportOptions options) {
         MemorySegment data = kind == Kind.DEVICE ? live() : hostSegment();
         return owner.export(TensorSpec.builder(data, layout).device(dlDevice()).capacity(byteSize).build(), options);
     }

@@ -11,7 +11,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
@@ -170,7 +170,7 @@ class CudaDeviceTest {
                     + "restoring across devices is checked with a recording binding in CudaLifetimeTest");
         }
         CudaMemory memory = CudaMemory.allocate(CudaMemory.Kind.DEVICE, memoryDevice, 4096);
-        ManagedTensorHandle export = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024));
+        ExportedTensor export = memory.export(TensorLayout.of(DLDataType.FLOAT32, 1024));
         memory.close();
         int[] after = new int[1];
         Thread consumer = Thread.ofPlatform().start(() -> {

@@ -19,7 +19,7 @@ import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
@@ -67,7 +67,7 @@ class CudaLifetimeTest {
             CudaMemory pinned = CudaMemory.wrap(CudaMemory.Kind.PINNED, 0, bytes.address(), 64, released::incrementAndGet);
             MemorySegment host = pinned.hostSegment();
             host.set(JAVA_FLOAT, 4, 5f);
-            try (ManagedTensorHandle export = pinned.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
+            try (ExportedTensor export = pinned.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
                 pinned.close();
                 assertThatThrownBy(() -> host.get(JAVA_FLOAT, 4)).isInstanceOf(IllegalStateException.class);
                 try (ImportedTensor imported = export.importTensor()) {

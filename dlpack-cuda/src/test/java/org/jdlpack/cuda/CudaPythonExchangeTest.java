@@ -9,7 +9,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.python.DLPackSource;
@@ -88,7 +88,7 @@ class CudaPythonExchangeTest {
                 }
 
                 @Override
-                public ManagedTensorHandle export(ExportRequest request) {
+                public ExportedTensor export(ExportRequest request) {
                     // The array-API stream handshake: the consumer's stream waits for work queued on ours.
                     StreamContract.prepareForConsumer(CudaStream.legacyDefault(), request.stream());
                     return memory.export(TensorLayout.of(DLDataType.FLOAT32, 16, 16), ExportOptions.of(request.kind()));

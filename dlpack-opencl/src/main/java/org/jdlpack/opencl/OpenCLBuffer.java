@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.plumbing.Downcalls;
@@ -134,7 +134,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @throws IllegalArgumentException if the elements would leave the buffer
      * @throws IllegalStateException    if this buffer is closed
      */
-    public ManagedTensorHandle export(TensorLayout layout) {
+    public ExportedTensor export(TensorLayout layout) {
         return export(layout, ExportOptions.VERSIONED);
     }
 
@@ -150,7 +150,7 @@ public final class OpenCLBuffer implements AutoCloseable {
      * @throws IllegalArgumentException if the elements would leave the buffer
      * @throws IllegalStateException    if this buffer is closed
      */
-    public ManagedTensorHandle export(TensorLayout layout, ExportOptions options) {
+    public ExportedTensor export(TensorLayout layout, ExportOptions options) {
         TensorSpec spec = TensorSpec.builder(MemorySegment.ofAddress(mem.address()), layout)
                 .device(context.device().dlDevice()).capacity(byteSize).build();
         // The check and the retain are one step: the retain is a call with the bound handle, which

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.testsupport.NothingLeftBehind;
@@ -110,7 +110,7 @@ class OpenCLLifetimeTest {
     void everyOperationOfAClosedBufferThrowsAndASecondCloseReleasesNothing() {
         OpenCLBuffer buffer = context.allocate(64);
         MemorySegment raw = MemorySegment.ofAddress(buffer.handle().address());
-        try (ManagedTensorHandle export = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
+        try (ExportedTensor export = buffer.export(TensorLayout.of(DLDataType.FLOAT32, 16))) {
             assertThat(buffer.referenceCount()).isEqualTo(2);
             buffer.close();
             assertThat(referenceCount(raw)).as("the export's reference").isEqualTo(1);
@@ -211,7 +211,7 @@ class OpenCLLifetimeTest {
             OpenCLBuffer buffer = context.allocate(64);
             MemorySegment raw = MemorySegment.ofAddress(buffer.handle().address());
             CLBuffers.retainMemObject(raw); // the test's own reference, so that the count stays readable
-            List<ManagedTensorHandle> exports = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<ExportedTensor> exports = new java.util.concurrent.CopyOnWriteArrayList<>();
             Thread exporter = Thread.ofPlatform().start(() -> {
                 while (true) {
                     try {
@@ -227,7 +227,7 @@ class OpenCLLifetimeTest {
             closeRetryingWhileInUse(buffer);
             exporter.join();
             assertThat(referenceCount(raw)).isEqualTo(1 + exports.size());
-            exports.forEach(ManagedTensorHandle::close);
+            exports.forEach(ExportedTensor::close);
             assertThat(referenceCount(raw)).isEqualTo(1);
             CLBuffers.releaseMemObject(raw);
         }

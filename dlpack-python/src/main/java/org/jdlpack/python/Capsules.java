@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 
 /**
@@ -17,7 +17,11 @@ import org.jdlpack.abi.ManagedTensorKind;
  * renames it {@code used_dltensor} / {@code used_dltensor_versioned} when it takes ownership, and
  * the capsule's destructor calls the deleter only while the capsule is still unconsumed.
  *
- * <p>Every method here runs with the GIL held. Thread safety: static, stateless but for counters.
+ * <p>Every method here runs with the GIL held. {@link #take} runs inside a {@link Gil#call} body and
+ * so makes only downcalls (nothing that could unmount a virtual thread); {@link #wrap} and the
+ * destructor run in upcalls, where a virtual thread is pinned to its carrier by the native frame
+ * below it, so the Java code they run (our export's deleter on a failure) cannot migrate it.
+ * Thread safety: static, stateless but for counters.
  */
 @SuppressWarnings("restricted")
 final class Capsules {
@@ -48,17 +52,15 @@ final class Capsules {
     }
 
     /**
-     * Moves a handle into a new capsule. On failure the handle's deleter has run and a Python
-     * exception is set.
+     * Puts a managed tensor the caller owns into a new capsule, which then owns it. On failure the
+     * tensor's deleter has run and a Python exception is set.
      *
      * @return the new reference, or NULL
      */
-    static MemorySegment wrap(LibPython py, ManagedTensorHandle handle) throws Throwable {
-        ManagedTensorKind kind = handle.kind();
-        MemorySegment pointer = handle.consume();
+    static MemorySegment wrap(LibPython py, ManagedTensorKind kind, MemorySegment pointer) throws Throwable {
         MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(pointer, name(kind), DESTRUCTOR);
         if (capsule.address() == 0) {
-            ManagedTensorHandle.of(kind, pointer).close();
+            ImportedTensor.discard(kind, pointer);
         }
         return capsule;
     }
@@ -87,7 +89,10 @@ final class Capsules {
                 + ", not an unconsumed 'dltensor_versioned' or 'dltensor' capsule (a used_ name means it was consumed already)");
     }
 
-    /** The capsule destructor: Python calls it with the GIL held, on any thread. Never throws. */
+    /**
+     * The capsule destructor: Python calls it with the GIL held, on any thread (a virtual thread is
+     * pinned here by the native frame below). Never throws.
+     */
     @SuppressWarnings("unused") // the upcall target
     private static void destructor(MemorySegment capsule) {
         try {
@@ -95,7 +100,7 @@ final class Capsules {
             for (ManagedTensorKind kind : ManagedTensorKind.values()) {
                 if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
                     MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
-                    ManagedTensorHandle.of(kind, pointer).close();
+                    ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
                     UNCONSUMED_RELEASES.incrementAndGet();
                     return;
                 }

@@ -4,7 +4,7 @@ import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /** {@link DLPackSource#of(OwnedHostTensor)}: a host tensor, exported without a copy unless asked for one. */
@@ -20,7 +20,7 @@ record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
     }
 
     @Override
-    public ManagedTensorHandle export(ExportRequest request) {
+    public ExportedTensor export(ExportRequest request) {
         if (request.stream() != null) {
             // The array API: stream is for device tensors; host consumers pass None.
             throw new UnsupportedOperationException("stream=" + request.stream() + " given for a CPU tensor, which takes stream=None");

@@ -1,7 +1,7 @@
 package org.jdlpack.python;
 
 import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
@@ -20,7 +20,9 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * leaves the upcall.
  *
  * <p>Thread safety: {@code export} is called on the Python thread that called {@code __dlpack__},
- * without the GIL; implementations must be safe to call from any thread.
+ * without the GIL; implementations must be safe to call from any thread. It runs inside an upcall
+ * from Python, so when that thread is a Java virtual thread it is pinned to its carrier until
+ * {@code export} returns: an export that blocks holds the carrier meanwhile.
  */
 public interface DLPackSource {
 
@@ -36,7 +38,7 @@ public interface DLPackSource {
      *                                       tensor, a copy that cannot be made)
      * @throws IllegalStateException         if the tensor was released
      */
-    ManagedTensorHandle export(ExportRequest request);
+    ExportedTensor export(ExportRequest request);
 
     /**
      * A host tensor as a source: zero-copy exports, a compact copy when {@code copy=True}

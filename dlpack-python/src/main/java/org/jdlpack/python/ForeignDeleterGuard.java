@@ -23,7 +23,11 @@ import org.jdlpack.abi.ManagedTensorKind;
  * deleter while Python lives, and afterwards leaks the tensor and counts it in
  * {@link PythonRuntime#leakedAfterFinalization()}, as NumPy itself does.
  *
- * <p>Thread safety: any thread; the table of original deleters is concurrent.
+ * <p>Thread safety: any thread, virtual threads included; the table of original deleters is
+ * concurrent. {@link #install} writes it and so runs without the GIL. The guard is an upcall from
+ * whoever calls the deleter: the native frame below pins a virtual thread to its carrier for the
+ * whole call, so the producer's deleter (which takes the GIL itself) starts and ends on one OS
+ * thread.
  */
 @SuppressWarnings("restricted")
 final class ForeignDeleterGuard {
@@ -35,7 +39,10 @@ final class ForeignDeleterGuard {
     private ForeignDeleterGuard() {
     }
 
-    /** Interposes the guard in front of the deleter of a managed tensor the caller owns. */
+    /**
+     * Interposes the guard in front of the deleter of a managed tensor the caller owns. Not under
+     * the GIL: the table write may block.
+     */
     static void install(ManagedTensorKind kind, MemorySegment pointer) {
         MemorySegment struct = pointer.reinterpret(kind.structSize());
         long deleter = struct.get(JAVA_LONG_UNALIGNED, kind.deleterOffset());

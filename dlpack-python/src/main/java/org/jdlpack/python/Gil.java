@@ -7,6 +7,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * Holding the GIL for one call: {@code PyGILState_Ensure} before, {@code PyGILState_Release} after,
  * on whichever thread calls, so that the GIL is never held while control is back in user code.
  *
+ * <p><b>Virtual threads.</b> The GIL state {@code PyGILState_Ensure} takes belongs to the OS thread,
+ * for a virtual thread its carrier. A virtual thread that unmounts between Ensure and Release
+ * (blocking on a contended monitor or lock, parking, sleeping, blocking I/O) may resume on another
+ * carrier and release a thread state that is not that carrier's, while another virtual thread on
+ * the first carrier runs Python under the first one's thread state: a Fatal Python error. So a
+ * {@link Body} makes only downcalls and non-blocking Java (reads, allocation, exceptions): no
+ * locks, no Cleaner or ledger registration, no logging, no writes to concurrent maps, no user
+ * code. Whatever needs those (wrapping a result in a {@link PythonObject}, a registration, a
+ * deleter guard) happens after {@code call} returns, and drops the reference again under the GIL
+ * if it fails. Java code in an upcall that Python makes inside a body is different: the native
+ * frames below it pin the virtual thread to its carrier, so it cannot migrate there.
+ *
  * <p>Once the interpreter has been finalized (by whoever embeds it) nothing may touch Python any
  * more: calls then fail with {@link IllegalStateException}, and cleanups leak their reference and
  * count it instead of crashing the process, as NumPy does with its deleters.
@@ -18,7 +30,10 @@ final class Gil {
     /** Python references and foreign deleters skipped because the interpreter was finalized. */
     static final AtomicLong LEAKED_AFTER_FINALIZATION = new AtomicLong();
 
-    /** A body run with the GIL held and a confined arena for its C strings. */
+    /**
+     * A body run with the GIL held and a confined arena for its C strings: downcalls and
+     * non-blocking Java only (see the class comment).
+     */
     interface Body<T> {
         T run(Arena arena) throws Throwable;
     }

@@ -11,6 +11,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -18,6 +19,11 @@ import java.nio.charset.StandardCharsets;
  * started (or a host's running one joined), and the Python half of the bridge ({@code bootstrap.py},
  * a resource next to this class) run in the module {@code _jdlpack}, whose functions are kept here
  * for the life of the process. The GIL is released again before {@link #start} returns.
+ *
+ * <p>Everything Java has to prepare (the bootstrap source, the bindings, the upcall stubs and
+ * method definitions, the classes upcalls use) is done before the interpreter starts: from
+ * {@code Py_InitializeEx} to {@code PyEval_SaveThread} only downcalls run, so that a virtual thread
+ * starting Python cannot unmount and release the GIL from another carrier (see {@link Gil}).
  *
  * <p>Thread safety: {@link #start} runs once, under {@link PythonRuntime#get()}'s lock; the
  * instance is immutable.
@@ -39,7 +45,8 @@ final class Interpreter {
     final MemorySegment getFunction;
     final MemorySegment setFunction;
     final MemorySegment capsuleOf;
-    final MemorySegment javaTensorClass;
+    /** {@code _java_tensor(registration, device_type, device_id)}: makes a {@code JavaTensor}. */
+    final MemorySegment javaTensorFactory;
 
     private Interpreter(LibPython py, Arena arena, MemorySegment dict) throws Throwable {
         this.py = py;
@@ -49,7 +56,7 @@ final class Interpreter {
         getFunction = member(py, arena, dict, "_get");
         setFunction = member(py, arena, dict, "_set");
         capsuleOf = member(py, arena, dict, "_capsule_of");
-        javaTensorClass = member(py, arena, dict, "JavaTensor");
+        javaTensorFactory = member(py, arena, dict, "_java_tensor");
     }
 
     /** {@return the libpython bindings, or null before the first {@link #start}} */
@@ -64,6 +71,7 @@ final class Interpreter {
      */
     static Interpreter start(PythonLocation location) {
         String bootstrap = bootstrapSource();
+        initializeUpcallClasses();
         Linker linker = Linker.nativeLinker();
         try (Arena arena = Arena.ofConfined()) {
             MethodHandle dlopen = linker.downcallHandle(linker.defaultLookup().find("dlopen").orElseThrow(),
@@ -110,6 +118,22 @@ final class Interpreter {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Initializes the classes whose code runs under the GIL (upcall targets, their stubs and
+     * method definitions, the exceptions thrown there), so that no class initializer runs there.
+     */
+    private static void initializeUpcallClasses() {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        for (Class<?> type : new Class<?>[] {JavaTensors.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class,
+                FastcallArguments.Refused.class, GuardedCalls.class, PythonException.class}) {
+            try {
+                lookup.ensureInitialized(type);
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 

@@ -14,18 +14,29 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 
 /**
  * The Java side of the Python {@code JavaTensor} objects: a table of the {@link DLPackSource}s that
- * live Python objects stand for, and the two built-in functions the Python class calls,
- * {@code _jdlpack_dlpack(id, versioned, stream, copy)} and {@code _jdlpack_release(id)}, each a
+ * live Python objects stand for, each object's registration in it, and the built-in function the
+ * Python class calls, {@code _jdlpack_dlpack(registration, versioned, stream, copy)}, a
  * {@code PyCFunction} (METH_FASTCALL) whose C function is an FFM upcall stub.
  *
- * <p>The upcalls run on the calling Python thread with the GIL held. {@code _jdlpack_dlpack}
- * releases the GIL while the source exports (Java code), and takes it back to build the capsule.
- * No exception leaves an upcall: each becomes a Python exception.
+ * <p><b>Registrations.</b> A {@code JavaTensor} holds its registration as a {@code PyCapsule}
+ * named {@code jdlpack.tensor} whose pointer carries the table id; the capsule's destructor (an
+ * upcall) removes the entry when Python drops the last reference to the capsule. No function takes
+ * an id, so no Python code can reach or end a registration it does not hold (short of ctypes, which
+ * can rewrite any memory); a copy of the object shares the capsule and so keeps the entry, but the
+ * Python class refuses copies (see {@code bootstrap.py}).
+ *
+ * <p><b>Upcalls.</b> They run on the calling Python thread with the GIL held. Java code in an
+ * upcall has a native frame below it, so a virtual thread running it is pinned to its carrier:
+ * it cannot unmount and resume elsewhere, and the thread state Python made current for that OS
+ * thread stays the one this code runs under. {@code _jdlpack_dlpack} releases the GIL
+ * ({@code PyEval_SaveThread}) while the source exports (Java code that may block), and takes it back
+ * ({@code PyEval_RestoreThread}, on the same carrier because of the pinning) only to build the
+ * capsule. No exception leaves an upcall: each becomes a Python exception.
  *
  * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
  */
@@ -38,7 +49,16 @@ final class JavaTensors {
     private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
 
     private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
+    // From 1: PyCapsule_New refuses a NULL pointer.
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
+
+    // Made with the class, before Python runs (Interpreter initializes it): making a stub is Java
+    // work that may block, which must not run under the GIL. Python keeps these pointers: the
+    // name for each capsule's life, the method definition for the life of the process.
+    private static final MemorySegment REGISTRATION = Arena.global().allocateFrom("jdlpack.tensor");
+    private static final MemorySegment REGISTRATION_DESTRUCTOR = UpcallStubs.of(MethodHandles.lookup(), "registrationDestructor",
+            FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MemorySegment DLPACK_DEF = methodDef("_jdlpack_dlpack", "dlpack");
 
     private JavaTensors() {
     }
@@ -50,7 +70,7 @@ final class JavaTensors {
         return id;
     }
 
-    /** Drops a registration whose Python object was never made. */
+    /** Drops a registration whose capsule was never made. */
     static void unregister(long id) {
         LIVE.remove(id);
     }
@@ -60,34 +80,47 @@ final class JavaTensors {
         return LIVE.size();
     }
 
-    /** Defines the two built-in functions in {@code dict}. Needs the GIL. */
-    static void install(LibPython py, MemorySegment dict) throws Throwable {
-        define(py, dict, "_jdlpack_dlpack", "dlpack");
-        define(py, dict, "_jdlpack_release", "release");
+    /**
+     * {@return a new {@code jdlpack.tensor} capsule for a registered id, whose destructor
+     * unregisters it; NULL with the error cleared if Python could not make it} Needs the GIL; only
+     * downcalls.
+     */
+    static MemorySegment registration(LibPython py, long id) throws Throwable {
+        MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(MemorySegment.ofAddress(id), REGISTRATION,
+                REGISTRATION_DESTRUCTOR);
+        if (capsule.address() == 0) {
+            py.errClear.invokeExact();
+        }
+        return capsule;
     }
 
-    private static void define(LibPython py, MemorySegment dict, String pythonName, String javaName) throws Throwable {
-        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
-        // Python keeps pointers to the method definition and its name for the life of the process.
-        MemorySegment def = Arena.global().allocate(METHOD_DEF);
-        MemorySegment name = Arena.global().allocateFrom(pythonName);
-        def.set(ADDRESS, 0, name);
-        def.set(ADDRESS, 8, stub);
-        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
-        def.set(ADDRESS, 24, MemorySegment.NULL);
-        MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(def, MemorySegment.NULL);
+    /** Defines the built-in function in {@code dict}. Needs the GIL; only downcalls. */
+    static void install(LibPython py, MemorySegment dict) throws Throwable {
+        MemorySegment name = DLPACK_DEF.get(ADDRESS, 0);
+        MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(DLPACK_DEF, MemorySegment.NULL);
         if (function.address() == 0) {
             py.errPrint.invokeExact();
-            throw new IllegalStateException("PyCFunction_New failed for " + pythonName);
+            throw new IllegalStateException("PyCFunction_New failed for _jdlpack_dlpack");
         }
         int rc = (int) py.dictSetItemString.invokeExact(dict, name, function);
         py.decRef.invokeExact(function);
         if (rc != 0) {
-            throw new IllegalStateException("PyDict_SetItemString failed for " + pythonName);
+            throw new IllegalStateException("PyDict_SetItemString failed for _jdlpack_dlpack");
         }
     }
 
-    /** {@code _jdlpack_dlpack(id, versioned, stream, copy)}: a new capsule, or NULL with an exception set. */
+    /** A {@code PyMethodDef} in global memory for the upcall target {@code javaName}. */
+    private static MemorySegment methodDef(String pythonName, String javaName) {
+        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
+        MemorySegment def = Arena.global().allocate(METHOD_DEF);
+        def.set(ADDRESS, 0, Arena.global().allocateFrom(pythonName));
+        def.set(ADDRESS, 8, stub);
+        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
+        def.set(ADDRESS, 24, MemorySegment.NULL);
+        return def;
+    }
+
+    /** {@code _jdlpack_dlpack(registration, versioned, stream, copy)}: a new capsule, or NULL with an exception set. */
     @SuppressWarnings("unused") // the upcall target
     private static MemorySegment dlpack(MemorySegment self, MemorySegment args, long nargs) {
         try {
@@ -102,17 +135,14 @@ final class JavaTensors {
     private static MemorySegment exportOrRaise(MemorySegment args, long nargs) throws Throwable {
         LibPython py = PythonRuntime.lib();
         try {
-            if (nargs != 4) {
-                return raise(py, py.runtimeError, "_jdlpack_dlpack takes 4 arguments, not " + nargs);
-            }
-            MemorySegment arguments = args.reinterpret(nargs * ADDRESS.byteSize());
-            long id = (long) py.longAsLongLong.invokeExact(arguments.getAtIndex(ADDRESS, 0));
-            boolean versioned = (int) py.objectIsTrue.invokeExact(arguments.getAtIndex(ADDRESS, 1)) == 1;
-            MemorySegment streamObject = arguments.getAtIndex(ADDRESS, 2);
-            Long stream = streamObject.equals(py.none) ? null : (Long) (long) py.longAsLongLong.invokeExact(streamObject);
-            long copyCode = (long) py.longAsLongLong.invokeExact(arguments.getAtIndex(ADDRESS, 3));
-            if (((MemorySegment) py.errOccurred.invokeExact()).address() != 0) {
-                return MemorySegment.NULL; // a conversion failed; its TypeError or OverflowError stands
+            FastcallArguments arguments = new FastcallArguments(py, "_jdlpack_dlpack", args, nargs,
+                    "registration", "versioned", "stream", "copy");
+            long id = arguments.capsule(0, REGISTRATION, "a JavaTensor's 'jdlpack.tensor' capsule").address();
+            boolean versioned = arguments.bool(1);
+            Long stream = arguments.optionalLong(2);
+            long copyCode = arguments.longValue(3);
+            if (copyCode < -1 || copyCode > 1) {
+                throw arguments.badValue(3, "-1 (None), 0 (False) or 1 (True)", copyCode);
             }
             DLPackSource source = LIVE.get(id);
             if (source == null) {
@@ -120,52 +150,56 @@ final class JavaTensors {
             }
             ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
                     copyCode < 0 ? null : copyCode == 1);
-            ManagedTensorHandle handle = null;
+            ExportedTensor handle = null;
+            MemorySegment pointer = null;
             RuntimeException refused = null;
             Throwable failed = null;
-            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact(); // Java code runs without the GIL
+            // Java code runs without the GIL: the export may block, and other Python threads may run meanwhile.
+            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact();
             try {
                 handle = source.export(request);
+                pointer = handle.consume(); // the capsule owns it from here
             } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
                 refused = e;
             } catch (Throwable t) {
                 failed = t;
             }
-            py.restoreThread.invokeExact(thread);
+            if (pointer == null && handle != null) {
+                handle.close(); // an export that was made but could not be handed over (never expected)
+            }
+            py.restoreThread.invokeExact(thread); // the same carrier: this upcall pins a virtual thread
             if (refused != null) {
                 return raise(py, py.bufferError, refused.getMessage());
             }
-            if (failed != null || handle == null) {
+            if (failed != null || handle == null || pointer == null) {
                 return raise(py, py.runtimeError, "the Java tensor's export failed: " + failed);
             }
-            return Capsules.wrap(py, handle);
+            return Capsules.wrap(py, handle.kind(), pointer);
+        } catch (FastcallArguments.Refused e) {
+            return raise(py, e.type(), e.getMessage());
         } catch (Throwable t) {
             return raise(py, py.runtimeError, t.toString());
         }
     }
 
-    /** {@code _jdlpack_release(id)}: the Python object is gone; returns None. */
+    /**
+     * The registration capsule's destructor: its {@code JavaTensor} (and every other holder of the
+     * capsule) is gone. Python calls it with the GIL held, on any thread. Never throws.
+     */
     @SuppressWarnings("unused") // the upcall target
-    private static MemorySegment release(MemorySegment self, MemorySegment args, long nargs) {
+    private static void registrationDestructor(MemorySegment capsule) {
         try {
-            return releaseOrRaise(args, nargs);
-        } catch (Throwable t) {
-            return MemorySegment.NULL; // as in dlpack: nothing may leave an upcall
-        }
-    }
-
-    private static MemorySegment releaseOrRaise(MemorySegment args, long nargs) throws Throwable {
-        LibPython py = PythonRuntime.lib();
-        try {
-            if (nargs != 1) {
-                return raise(py, py.runtimeError, "_jdlpack_release takes 1 argument, not " + nargs);
+            LibPython py = PythonRuntime.lib();
+            if ((int) py.capsuleIsValid.invokeExact(capsule, REGISTRATION) != 0) { // never sets an exception
+                MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, REGISTRATION);
+                LIVE.remove(pointer.address());
             }
-            long id = (long) py.longAsLongLong.invokeExact(args.reinterpret(ADDRESS.byteSize()).getAtIndex(ADDRESS, 0));
-            LIVE.remove(id);
-            py.incRef.invokeExact(py.none);
-            return py.none;
         } catch (Throwable t) {
-            return raise(py, py.runtimeError, t.toString());
+            try {
+                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a JavaTensor registration's destructor failed", t);
+            } catch (Throwable ignored) {
+                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
+            }
         }
     }
 

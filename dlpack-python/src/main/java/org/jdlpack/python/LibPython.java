@@ -46,6 +46,8 @@ final class LibPython {
     final MethodHandle unicodeAsUtf8;
     final MethodHandle objectStr;
     final MethodHandle objectIsTrue;
+    final MethodHandle objectType;
+    final MethodHandle objectGetAttrString;
     final MethodHandle callObject;
     final MethodHandle tupleNew;
     final MethodHandle tupleSetItem;
@@ -60,13 +62,19 @@ final class LibPython {
     final MethodHandle cFunctionNew;
     final MethodHandle errSetString;
     final MethodHandle errOccurred;
+    final MethodHandle errExceptionMatches;
     final MethodHandle errClear;
     final MethodHandle errPrint;
-    /** {@code Py_None}. */
+    /** {@code Py_None}, {@code Py_True} and {@code Py_False}. */
     final MemorySegment none;
-    /** {@code PyExc_BufferError} and {@code PyExc_RuntimeError}, the exception types upcalls raise. */
+    final MemorySegment trueObject;
+    final MemorySegment falseObject;
+    /** {@code PyExc_BufferError}, {@code PyExc_RuntimeError}, ...: the exception types upcalls raise. */
     final MemorySegment bufferError;
     final MemorySegment runtimeError;
+    final MemorySegment typeError;
+    final MemorySegment valueError;
+    final MemorySegment overflowError;
 
     LibPython(Path library) {
         Linker linker = Linker.nativeLinker();
@@ -88,6 +96,8 @@ final class LibPython {
         unicodeAsUtf8 = downcall(linker, py, "PyUnicode_AsUTF8", FunctionDescriptor.of(ADDRESS, ADDRESS));
         objectStr = downcall(linker, py, "PyObject_Str", FunctionDescriptor.of(ADDRESS, ADDRESS));
         objectIsTrue = downcall(linker, py, "PyObject_IsTrue", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        objectType = downcall(linker, py, "PyObject_Type", FunctionDescriptor.of(ADDRESS, ADDRESS));
+        objectGetAttrString = downcall(linker, py, "PyObject_GetAttrString", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         callObject = downcall(linker, py, "PyObject_CallObject", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         tupleNew = downcall(linker, py, "PyTuple_New", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
         tupleSetItem = downcall(linker, py, "PyTuple_SetItem", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
@@ -102,15 +112,26 @@ final class LibPython {
         cFunctionNew = downcall(linker, py, "PyCFunction_New", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
         errSetString = downcall(linker, py, "PyErr_SetString", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
         errOccurred = downcall(linker, py, "PyErr_Occurred", FunctionDescriptor.of(ADDRESS));
+        errExceptionMatches = downcall(linker, py, "PyErr_ExceptionMatches", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         errClear = downcall(linker, py, "PyErr_Clear", FunctionDescriptor.ofVoid());
         errPrint = downcall(linker, py, "PyErr_Print", FunctionDescriptor.ofVoid());
         none = symbol(py, "_Py_NoneStruct");
-        bufferError = symbol(py, "PyExc_BufferError").reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
-        runtimeError = symbol(py, "PyExc_RuntimeError").reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
+        trueObject = symbol(py, "_Py_TrueStruct");
+        falseObject = symbol(py, "_Py_FalseStruct");
+        bufferError = exceptionType(py, "PyExc_BufferError");
+        runtimeError = exceptionType(py, "PyExc_RuntimeError");
+        typeError = exceptionType(py, "PyExc_TypeError");
+        valueError = exceptionType(py, "PyExc_ValueError");
+        overflowError = exceptionType(py, "PyExc_OverflowError");
     }
 
     private static MemorySegment symbol(SymbolLookup lookup, String name) {
         return lookup.find(name).orElseThrow(() -> new PythonUnavailableException("libpython lacks " + name));
+    }
+
+    /** {@code PyExc_...} is a {@code PyObject*} variable: its value is the type. */
+    private static MemorySegment exceptionType(SymbolLookup lookup, String name) {
+        return symbol(lookup, name).reinterpret(ADDRESS.byteSize()).get(ADDRESS, 0);
     }
 
     private static MethodHandle downcall(Linker linker, SymbolLookup lookup, String name, FunctionDescriptor descriptor) {

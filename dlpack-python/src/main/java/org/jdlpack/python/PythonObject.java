@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * interpreter was finalized meanwhile is leaked and counted
  * ({@link PythonRuntime#leakedAfterFinalization()}).
  *
- * <p>Thread safety: may be used from any thread (every use takes the GIL), but must not be closed
- * while another thread is still passing it to Python.
+ * <p>Thread safety: may be used from any thread, virtual threads included (every use takes the
+ * GIL), but must not be closed while another thread is still passing it to Python.
  */
 public final class PythonObject implements AutoCloseable {
 
@@ -22,8 +22,25 @@ public final class PythonObject implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Cleaner.Cleanable cleanable;
 
-    /** Takes over a new reference. */
-    PythonObject(PythonRuntime runtime, MemorySegment object) {
+    /**
+     * Takes over a new reference, without the GIL: the Cleaner registration takes a lock, which may
+     * unmount a virtual thread (see {@link Gil}). If the wrapping fails, the reference is dropped
+     * again under the GIL.
+     */
+    static PythonObject adopt(PythonRuntime runtime, MemorySegment object) {
+        try {
+            return new PythonObject(runtime, object);
+        } catch (RuntimeException | Error e) {
+            LibPython py = PythonRuntime.lib();
+            Gil.cleanup(py, arena -> {
+                py.decRef.invokeExact(object);
+                return null;
+            });
+            throw e;
+        }
+    }
+
+    private PythonObject(PythonRuntime runtime, MemorySegment object) {
         this.runtime = runtime;
         this.object = object;
         LibPython py = PythonRuntime.lib();

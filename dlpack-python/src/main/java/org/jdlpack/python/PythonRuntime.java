@@ -6,7 +6,6 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
 
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
@@ -26,14 +25,17 @@ import org.jdlpack.abi.ManagedTensorHandle;
  *
  * <p><b>The GIL.</b> Every method takes the GIL for its own duration and releases it before
  * returning; it is never held while control is in user code. Python code may start threads and
- * call back into Java tensors' {@code __dlpack__} from them.
+ * call back into Java tensors' {@code __dlpack__} from them. While the GIL is held, only native
+ * calls and Java code that cannot block run, so a virtual thread never unmounts (and resumes on
+ * another carrier) while its carrier holds Python's per-thread state.
  *
  * <p><b>Lifetime.</b> The runtime lives until the process ends. If whoever embeds Python finalizes
  * the interpreter, later calls throw {@link IllegalStateException}, and cleanups that would touch
  * Python (dropping a {@link PythonObject}, a Python producer's deleter) leak instead and are
  * counted in {@link #leakedAfterFinalization()}.
  *
- * <p>Thread safety: every method may be called from any thread.
+ * <p>Thread safety: every method may be called from any thread, virtual threads included, and
+ * concurrently; calls run one at a time in Python (the GIL).
  */
 public final class PythonRuntime {
 
@@ -116,7 +118,7 @@ public final class PythonRuntime {
      */
     public PythonObject eval(String expression) {
         Objects.requireNonNull(expression, "expression");
-        return Gil.call(py, arena -> new PythonObject(this, calls.invokeWithString(arena, interpreter.evalFunction, expression)));
+        return PythonObject.adopt(this, Gil.call(py, arena -> calls.invokeWithString(arena, interpreter.evalFunction, expression)));
     }
 
     /**
@@ -141,7 +143,7 @@ public final class PythonRuntime {
      */
     public PythonObject get(String name) {
         Objects.requireNonNull(name, "name");
-        return Gil.call(py, arena -> new PythonObject(this, calls.invokeWithString(arena, interpreter.getFunction, name)));
+        return PythonObject.adopt(this, Gil.call(py, arena -> calls.invokeWithString(arena, interpreter.getFunction, name)));
     }
 
     /**
@@ -167,13 +169,13 @@ public final class PythonRuntime {
      * @throws PythonException with the traceback, if the call raises
      */
     public PythonObject call(PythonObject callable, PythonObject... arguments) {
-        return Gil.call(py, arena -> {
+        return PythonObject.adopt(this, Gil.call(py, arena -> {
             MemorySegment[] pointers = new MemorySegment[arguments.length];
             for (int i = 0; i < arguments.length; i++) {
                 pointers[i] = arguments[i].pointer();
             }
-            return new PythonObject(this, calls.invoke(callable.pointer(), pointers));
-        });
+            return calls.invoke(callable.pointer(), pointers);
+        }));
     }
 
     /**
@@ -187,14 +189,20 @@ public final class PythonRuntime {
      */
     public PythonObject toPython(DLPackSource source) {
         DLDevice device = Objects.requireNonNull(source.device(), "source.device()");
-        long id = JavaTensors.register(source);
+        long id = JavaTensors.register(source); // before the GIL: a concurrent map write may block
+        MemorySegment object;
         try {
-            return Gil.call(py, arena -> {
-                MemorySegment[] arguments = {(MemorySegment) py.longFromLongLong.invokeExact(id),
-                        (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
+            object = Gil.call(py, arena -> {
+                // From here the capsule owns the registration: dropping it (here on a failure, or
+                // with the JavaTensor) unregisters.
+                MemorySegment registration = JavaTensors.registration(py, id);
+                if (registration.address() == 0) {
+                    throw new OutOfMemoryError("PyCapsule_New failed for a JavaTensor registration");
+                }
+                MemorySegment[] arguments = {registration, (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
                         (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceId())};
                 try {
-                    return new PythonObject(this, calls.invoke(interpreter.javaTensorClass, arguments));
+                    return calls.invoke(interpreter.javaTensorFactory, arguments);
                 } finally {
                     for (MemorySegment argument : arguments) {
                         py.decRef.invokeExact(argument);
@@ -202,9 +210,10 @@ public final class PythonRuntime {
                 }
             });
         } catch (RuntimeException | Error e) {
-            JavaTensors.unregister(id);
+            JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
             throw e;
         }
+        return PythonObject.adopt(this, object);
     }
 
     /**
@@ -243,22 +252,20 @@ public final class PythonRuntime {
         Capsules.Taken taken = Gil.call(py, arena -> {
             MemorySegment capsule = calls.invoke(interpreter.capsuleOf, tensor.pointer());
             try {
-                Capsules.Taken owned = Capsules.take(py, capsule);
-                ForeignDeleterGuard.install(owned.kind(), owned.pointer());
-                return owned;
+                return Capsules.take(py, capsule);
             } finally {
                 py.decRef.invokeExact(capsule);
             }
         });
-        return importOwned(taken, lifetime); // without the GIL: a deleter called on a failed import takes it itself
-    }
-
-    /**
-     * The one place this module hands a managed tensor it owns to dlpack-abi's import API (so that
-     * a change of that API is adapted here alone).
-     */
-    private static ImportedTensor importOwned(Capsules.Taken taken, ImportLifetime lifetime) {
-        return ManagedTensorHandle.of(taken.kind(), taken.pointer()).importTensor(lifetime);
+        // Without the GIL: the guard writes a concurrent map, and a deleter called on a failed
+        // import takes the GIL itself. The tensor is ours alone now (the capsule is renamed used_).
+        try {
+            ForeignDeleterGuard.install(taken.kind(), taken.pointer());
+        } catch (RuntimeException | Error e) {
+            ImportedTensor.discard(taken.kind(), taken.pointer()); // the producer's own deleter, still in place
+            throw e;
+        }
+        return ImportedTensor.of(taken.kind(), taken.pointer(), lifetime);
     }
 
     /** {@code str(object)}. */

@@ -3,6 +3,9 @@ package org.jdlpack.python;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.TensorSpec;
@@ -207,13 +210,141 @@ class JavaToNumPyTest {
     }
 
     @Test
-    void theBuiltInFunctionsRefuseWrongArgumentsWithoutCrashing() {
-        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(1)")).isInstanceOf(PythonException.class)
-                .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo("RuntimeError: _jdlpack_dlpack takes 4 arguments, not 1"));
-        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack('a', True, None, -1)"))
-                .isInstanceOf(PythonException.class).hasMessageContaining("TypeError");
-        assertThatThrownBy(() -> python.exec("import _jdlpack\n_jdlpack._jdlpack_dlpack(-5, True, None, -1)"))
-                .isInstanceOf(PythonException.class)
-                .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("released"));
+    void theBuiltInFunctionRefusesWrongArgumentsWithATypeErrorNamingTheArgument() {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
+            bind("x", tensor);
+            // Every built-in function of the module, given a str: a TypeError from that function,
+            // never a failed conversion left pending (which Python reports later as SystemError).
+            python.exec("import _jdlpack");
+            String builtins = python.evalString(
+                    "' '.join(n for n in dir(_jdlpack) if type(getattr(_jdlpack, n)).__name__ == 'builtin_function_or_method')");
+            assertThat(builtins).isNotEmpty();
+            List<String> outcomes = new ArrayList<>();
+            for (String name : builtins.split(" ")) {
+                for (String arguments : new String[] {"'x'", "'x', True, None, -1"}) {
+                    try {
+                        python.exec("_jdlpack." + name + "(" + arguments + ")");
+                        outcomes.add(name + "(" + arguments + ") -> returned");
+                    } catch (PythonException e) {
+                        outcomes.add(name + "(" + arguments + ") -> " + e.lastLine());
+                    }
+                }
+            }
+            assertThat(outcomes).allSatisfy(outcome -> assertThat(outcome).matches("(\\w+)\\(.*\\) -> TypeError: \\1\\(\\) .*"));
+            python.exec("reg = x._jdlpack_registration");
+            assertRaises("_jdlpack._jdlpack_dlpack(1)",
+                    "TypeError: _jdlpack_dlpack() takes 4 arguments (registration, versioned, stream, copy), not 1");
+            assertRaises("_jdlpack._jdlpack_dlpack('a', True, None, -1)",
+                    "TypeError: _jdlpack_dlpack() argument 1 (registration) must be a JavaTensor's 'jdlpack.tensor' capsule, not str");
+            assertRaises("_jdlpack._jdlpack_dlpack(-5, True, None, -1)",
+                    "TypeError: _jdlpack_dlpack() argument 1 (registration) must be a JavaTensor's 'jdlpack.tensor' capsule, not int");
+            assertRaises("_jdlpack._jdlpack_dlpack(np.arange(2).__dlpack__(), True, None, -1)",
+                    "TypeError: _jdlpack_dlpack() argument 1 (registration) must be a JavaTensor's 'jdlpack.tensor' capsule, not PyCapsule");
+            assertRaises("_jdlpack._jdlpack_dlpack(reg, 1, None, -1)",
+                    "TypeError: _jdlpack_dlpack() argument 2 (versioned) must be True or False, not int");
+            assertRaises("_jdlpack._jdlpack_dlpack(reg, True, 'x', -1)",
+                    "TypeError: _jdlpack_dlpack() argument 3 (stream) must be None or an int, not str");
+            assertRaises("_jdlpack._jdlpack_dlpack(reg, True, 2**70, -1)",
+                    "OverflowError: _jdlpack_dlpack() argument 3 (stream) does not fit in a signed 64-bit integer");
+            assertRaises("_jdlpack._jdlpack_dlpack(reg, True, None, None)",
+                    "TypeError: _jdlpack_dlpack() argument 4 (copy) must be an int, not NoneType");
+            assertRaises("_jdlpack._jdlpack_dlpack(reg, True, None, 5)",
+                    "ValueError: _jdlpack_dlpack() argument 4 (copy) must be -1 (None), 0 (False) or 1 (True), not 5");
+            assertThat(python.evalString("np.from_dlpack(x).tolist()")).as("x still exports").isEqualTo("[1.0, 2.0]");
+            python.exec("del x, reg\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void noFunctionOfTheModuleDisablesAnotherObject() {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
+            bind("victim", tensor);
+            // Whatever the attacker finds (the victim's attributes, guessed ids, junk), given to
+            // every built-in function of the module, leaves the victim working.
+            python.exec("""
+                    import _jdlpack
+                    handles = [getattr(victim, s) for s in type(victim).__slots__ if hasattr(victim, s)]
+                    handles += list(range(-2, 1000)) + ['x', None, 1.5, (1, 0), victim]
+                    for name in dir(_jdlpack):
+                        f = getattr(_jdlpack, name)
+                        if type(f).__name__ != 'builtin_function_or_method':
+                            continue
+                        for h in handles:
+                            for args in ((h,), (h, True, None, -1), (h, False, None, 0)):
+                                try:
+                                    f(*args)
+                                except Exception:
+                                    pass
+                    gc.collect()
+                    """);
+            assertThat(python.evalString("np.from_dlpack(victim).tolist()")).as("the victim still exports").isEqualTo("[1.0, 2.0]");
+            // Nor does re-initializing or rewriting the object itself take its registration away.
+            python.exec("""
+                    for h in handles:
+                        for attempt in (lambda: victim.__init__(h, 1, 0), lambda: setattr(victim, '_jdlpack_registration', h),
+                                        lambda: delattr(victim, '_jdlpack_registration')):
+                            try:
+                                attempt()
+                            except (TypeError, AttributeError):
+                                pass
+                    attempt = None
+                    gc.collect()
+                    """);
+            assertThat(python.evalString("np.from_dlpack(victim).tolist()")).as("the victim still exports").isEqualTo("[1.0, 2.0]");
+            python.exec("del victim, handles, f, h, args\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void copiesAndPicklesOfAJavaTensorObjectAreTypeErrorsAndTheOriginalKeepsWorking() {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3)) {
+            bind("x", tensor);
+            python.exec("""
+                    import copy, pickle
+                    errors = []
+                    for f in (copy.copy, copy.deepcopy, pickle.dumps):
+                        try:
+                            y = f(x)
+                            errors.append(f.__name__ + ': no error')
+                        except TypeError as e:
+                            errors.append(f.__name__ + ': ' + str(e))
+                        y = None
+                        gc.collect()
+                    """);
+            // The copy (when one was made) has been collected: the original must still be registered.
+            assertThat(python.evalString("np.from_dlpack(x).tolist()")).as("the original still exports").isEqualTo("[1.0, 2.0, 3.0]");
+            String guidance = "pass the object itself; np.from_dlpack(x) shares its memory, np.from_dlpack(x).copy() copies it";
+            assertThat(python.evalString("'\\n'.join(errors)").lines()).containsExactly(
+                    "copy: a JavaTensor stands for a Java tensor and cannot be copied: " + guidance,
+                    "deepcopy: a JavaTensor stands for a Java tensor and cannot be copied: " + guidance,
+                    "dumps: a JavaTensor stands for a Java tensor and cannot be pickled: " + guidance);
+            assertThatThrownBy(() -> python.exec("x._jdlpack_registration = None")).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo("AttributeError: JavaTensor attributes are read-only"));
+            python.exec("del x, errors\ngc.collect()");
+            assertThat(tensor.references()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aClosedOwnerExportsNothingMoreWhileNumPysEarlierArrayStillReadsItsValues() {
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3);
+        bind("x", tensor);
+        python.exec("held = np.from_dlpack(x)");
+        tensor.close(); // NumPy's export is still live: it holds the memory
+        for (String export : new String[] {"np.from_dlpack(x)", "x.__dlpack__()", "x.__dlpack__(max_version=(1, 3))"}) {
+            assertThatThrownBy(() -> python.exec(export)).as(export).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError"));
+        }
+        assertThat(python.evalString("held.tolist()")).isEqualTo("[1.0, 2.0, 3.0]");
+        assertThat(tensor.references()).as("NumPy's export alone").isEqualTo(1);
+        python.exec("del held, x\ngc.collect()");
+        assertThat(tensor.references()).isZero();
+    }
+
+    private static void assertRaises(String expression, String lastLine) {
+        assertThatThrownBy(() -> python.exec(expression)).as(expression).isInstanceOf(PythonException.class)
+                .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo(lastLine));
     }
 }

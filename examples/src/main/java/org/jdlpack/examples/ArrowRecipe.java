@@ -14,7 +14,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportLifetime;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.arrow.ArrowExport;
 import org.jdlpack.arrow.ArrowImport;
@@ -49,7 +49,7 @@ public final class ArrowRecipe {
         }
 
         @Override
-        public ManagedTensorHandle export(ExportRequest request) {
+        public ExportedTensor export(ExportRequest request) {
             if (request.stream() != null || request.copyRequired()) {
                 throw new UnsupportedOperationException("an Arrow column is shared as it is: no stream, no copy=True");
             }

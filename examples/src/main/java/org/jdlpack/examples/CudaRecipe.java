@@ -4,6 +4,8 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cuda.CudaMemory;
 import org.jdlpack.cuda.CudaRuntime;
@@ -49,7 +51,7 @@ public final class CudaRecipe {
             memory.close(); // the consumer's export keeps the memory alive
             out.println("Handed " + Long.toHexString(managed.address()) + " to the consumer, ordered after the producer's stream");
             // A real consumer calls the deleter when it is done; this one is done at once.
-            org.jdlpack.abi.ManagedTensorHandle.ofVersioned(managed).close();
+            ImportedTensor.discard(ManagedTensorKind.VERSIONED, managed);
             out.println("Deleter ran; device memory freed: " + (memory.references() == 0));
         }
     }

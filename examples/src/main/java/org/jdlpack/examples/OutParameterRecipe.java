@@ -7,14 +7,14 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.testsupport.CPeer;
 
 /**
  * Recipe: a native library that returns a tensor through a {@code DLManagedTensorVersioned**}
  * out-parameter, as cuVS's C API does. The caller owns what comes back and must call its deleter
- * exactly once: wrap it in a handle at once, so that an exception cannot leak it.
+ * exactly once: import it at once (ImportedTensor.of validates it, and its close calls the deleter), so that an exception cannot leak it.
  */
 public final class OutParameterRecipe {
 
@@ -43,7 +43,7 @@ public final class OutParameterRecipe {
             if (status != 0) {
                 throw new IllegalStateException("the library failed with status " + status);
             }
-            try (ImportedTensor result = ManagedTensorHandle.ofVersioned(slot.get(ADDRESS, 0)).importTensor()) {
+            try (ImportedTensor result = ImportedTensor.of(ManagedTensorKind.VERSIONED, slot.get(ADDRESS, 0))) {
                 HostTensorView view = HostTensorView.of(result);
                 float[] values = new float[8];
                 view.copyTo(values);

@@ -13,7 +13,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.cpu.HostTensorView;
@@ -67,7 +67,7 @@ public final class QuickStart {
             releasedOn.set(Thread.currentThread().toString());
             arena.close();
         });
-        ManagedTensorHandle handle = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3));
+        ExportedTensor handle = owner.export(TensorSpec.of(data, DLDataType.FLOAT32, 2, 3));
         MemorySegment managed = handle.consume(); // from here on, C owns this DLManagedTensorVersioned*
         out.println("2. Exported as DLManagedTensorVersioned* 0x" + Long.toHexString(managed.address())
                 + "; C reads data pointer 0x" + Long.toHexString(peer.field(managed, false, 10))
