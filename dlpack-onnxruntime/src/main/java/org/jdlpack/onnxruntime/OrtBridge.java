@@ -23,7 +23,7 @@ import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorHandle;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensorView;
@@ -42,7 +42,7 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *      OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
  *     ort.run(session, Map.of("x", x), Map.of("y", y));           // ONNX Runtime writes into y's memory
  *     float first = y.host().getFloat(0);
- *     ManagedTensorHandle forNumPy = y.tensor().export();         // to any DLPack consumer, no copy
+ *     ExportedTensor forNumPy = y.tensor().export();         // to any DLPack consumer, no copy
  * }
  * }
  *
@@ -213,7 +213,7 @@ public final class OrtBridge {
         if (copyReason != null) {
             return copied(tensor.host(), type, source, copyReason);
         }
-        ManagedTensorHandle hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may read it
+        ExportedTensor hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may read it
         try {
             MemorySegment data = tensor.host().segment();
             return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(), null,
@@ -332,7 +332,7 @@ public final class OrtBridge {
                     + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
         }
         OnnxJavaType type = check(source, tensor.spec().device(), layout);
-        ManagedTensorHandle hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may write it
+        ExportedTensor hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may write it
         try {
             OnnxTensor onnx = tensorOver(tensor.host().segment(), layout.shape(), type);
             return new OrtOutput(onnx, tensor, shared, owns ? () -> {
