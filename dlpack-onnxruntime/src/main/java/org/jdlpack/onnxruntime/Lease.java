@@ -18,18 +18,19 @@ final class Lease {
 
     private final AtomicLong state = new AtomicLong();
     /** The one thread that may use a confined lease; null for a shared one. */
-    private final Thread owner;
-    private final String what;
+    private final Thread thread;
+    /** Named in messages, made only when one is thrown. */
+    private final Object owner;
     private final Runnable release;
 
-    Lease(boolean shared, String what, Runnable release) {
-        this.owner = shared ? null : Thread.currentThread();
-        this.what = what;
+    Lease(boolean shared, Object owner, Runnable release) {
+        this.thread = shared ? null : Thread.currentThread();
+        this.owner = owner;
         this.release = release;
     }
 
     boolean isShared() {
-        return owner == null;
+        return thread == null;
     }
 
     boolean isOpen() {
@@ -47,10 +48,10 @@ final class Lease {
         while (true) {
             long s = state.get();
             if ((s & CLOSED) != 0) {
-                throw new IllegalStateException(what + " was closed; create a new one to run with it");
+                throw new IllegalStateException(owner + " was closed; create a new one to run with it");
             }
             if ((s & WRITING) != 0 || (exclusive && (s & COUNT) != 0)) {
-                throw new IllegalStateException(what + " is the pinned output of another run that has not finished: ONNX Runtime "
+                throw new IllegalStateException(owner + " is the pinned output of another run that has not finished: ONNX Runtime "
                         + "would write both results into the same memory. Give each concurrent run an output of its own");
             }
             long next = exclusive ? s | WRITING | 1 : s + 1;
@@ -92,9 +93,9 @@ final class Lease {
     }
 
     void checkThread(String action) {
-        if (owner != null && owner != Thread.currentThread()) {
-            throw new WrongThreadException("cannot " + action + " " + what + " on " + Thread.currentThread() + ": it is confined "
-                    + "to " + owner + ", which created it; create it there, or with OrtBridge.shared() to use it from any thread");
+        if (thread != null && thread != Thread.currentThread()) {
+            throw new WrongThreadException("cannot " + action + " " + owner + " on " + Thread.currentThread() + ": it is confined "
+                    + "to " + thread + ", which created it; create it there, or with OrtBridge.shared() to use it from any thread");
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
@@ -171,8 +172,10 @@ public final class OrtBridge {
      */
     public OrtInput input(ImportedTensor tensor) throws OrtException {
         Objects.requireNonNull(tensor, "tensor");
-        String source = tensor.toString();
         TensorLayout layout = tensor.layout();
+        long address = tensor.managedTensorAddress();
+        String struct = tensor.kind().structName();
+        Supplier<String> source = () -> "the ImportedTensor of the " + struct + " at 0x" + Long.toHexString(address);
         OnnxJavaType type = check(source, tensor.device(), layout);
         String copyReason = copyReasonOrRefuse(source, layout, null);
         ImportedTensor mine = tensor.moveTo(shared ? ImportLifetime.SHARED : ImportLifetime.CONFINED);
@@ -206,7 +209,7 @@ public final class OrtBridge {
      */
     public OrtInput input(OwnedHostTensor tensor) throws OrtException {
         Objects.requireNonNull(tensor, "tensor");
-        String source = tensor.toString();
+        Supplier<String> source = tensor::toString;
         TensorLayout layout = tensor.spec().layout();
         OnnxJavaType type = check(source, tensor.spec().device(), layout);
         String copyReason = copyReasonOrRefuse(source, layout, null);
@@ -244,11 +247,11 @@ public final class OrtBridge {
     public OrtInput input(HostTensorView view) throws OrtException {
         Objects.requireNonNull(view, "view");
         TensorLayout layout = view.layout();
-        String source = "HostTensorView[" + layout + "]";
+        Supplier<String> source = () -> "a HostTensorView[" + layout + "]";
         OnnxJavaType type = check(source, DLDevice.CPU, layout);
         MemorySegment data = view.segment();
         if (!data.scope().isAlive()) {
-            throw new IllegalStateException(source + ": its memory was freed (its arena or tensor was closed)");
+            throw new IllegalStateException(source.get() + ": its memory was freed (its arena or tensor was closed)");
         }
         String copyReason = copyReasonOrRefuse(source, layout, borrowedCopyReason(data));
         if (copyReason != null) {
@@ -309,7 +312,7 @@ public final class OrtBridge {
      */
     public OrtOutput allocateOutput(DLDataType dtype, long... shape) throws OrtException {
         TensorLayout layout = TensorLayout.of(dtype, shape);
-        check("an output of " + layout, DLDevice.CPU, layout);
+        check(() -> "an output of " + layout, DLDevice.CPU, layout);
         OwnedHostTensor tensor = OwnedHostTensor.allocate(dtype, shape);
         try {
             return output(tensor, true);
@@ -322,13 +325,13 @@ public final class OrtBridge {
     private OrtOutput output(OwnedHostTensor tensor, boolean owns) throws OrtException {
         Objects.requireNonNull(tensor, "tensor");
         TensorLayout layout = tensor.spec().layout();
-        String source = tensor.toString();
+        Supplier<String> source = tensor::toString;
         if (layout.isReadOnly() || tensor.host().segment().isReadOnly()) {
-            throw new IllegalArgumentException(source + " is READ_ONLY and cannot be an output: ONNX Runtime would write into it "
+            throw new IllegalArgumentException(source.get() + " is READ_ONLY and cannot be an output: ONNX Runtime would write into it "
                     + "(it does not check); pin a writable tensor");
         }
         if (!layout.isCompactRowMajor()) {
-            throw new IllegalArgumentException(source + " is not compact row-major (strides " + Arrays.toString(layout.strides())
+            throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
                     + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
         }
         OnnxJavaType type = check(source, tensor.spec().device(), layout);
@@ -451,15 +454,15 @@ public final class OrtBridge {
     // ------------------------------------------------------------------ shared steps
 
     /** Checks device, type and size; returns ONNX Runtime's type. Throws naming {@code source}. */
-    private static OnnxJavaType check(String source, DLDevice device, TensorLayout layout) {
+    private static OnnxJavaType check(Supplier<String> source, DLDevice device, TensorLayout layout) {
         if (!device.isHostAccessible()) {
-            throw new UnsupportedDeviceException(device, source + " is on " + device + ", which ONNX Runtime's CPU sessions "
+            throw new UnsupportedDeviceException(device, source.get() + " is on " + device + ", which ONNX Runtime's CPU sessions "
                     + "cannot read; copy it to host memory first");
         }
-        OnnxJavaType type = OrtTypes.javaTypeOrThrow(layout.dtype(), source);
+        OnnxJavaType type = OrtTypes.javaType(layout.dtype()).orElseThrow(() -> OrtTypes.refusal(layout.dtype(), source.get()));
         long bytes = Math.multiplyExact(layout.elementCount(), (long) (layout.dtype().bits() / 8));
         if (bytes > MAX_TENSOR_BYTES) {
-            throw new IllegalArgumentException(source + " holds " + bytes + " bytes; ONNX Runtime's Java API takes at most "
+            throw new IllegalArgumentException(source.get() + " holds " + bytes + " bytes; ONNX Runtime's Java API takes at most "
                     + MAX_TENSOR_BYTES + " bytes (2 GiB - 9) per tensor, the limit of a java.nio.ByteBuffer; split it (a "
                     + "smaller batch)");
         }
@@ -467,19 +470,20 @@ public final class OrtBridge {
     }
 
     /** Why the values must be copied (null: they need not), or a refusal if this bridge never copies. */
-    private String copyReasonOrRefuse(String source, TensorLayout layout, String memoryReason) {
+    private String copyReasonOrRefuse(Supplier<String> source, TensorLayout layout, String memoryReason) {
         String reason = !layout.isCompactRowMajor()
                 ? "the tensor is not compact row-major (shape " + Arrays.toString(layout.shape()) + ", strides "
                         + Arrays.toString(layout.strides()) + "), and ONNX Runtime reads compact tensors"
                 : memoryReason;
         if (reason != null && zeroCopyOnly) {
-            throw new IllegalArgumentException("zero-copy input refused for " + source + ": " + reason);
+            throw new IllegalArgumentException("zero-copy input refused for " + source.get() + ": " + reason);
         }
         return reason;
     }
 
     /** Copies {@code source}'s values once into compact memory this input owns. */
-    private OrtInput copied(HostTensorView source, OnnxJavaType type, String description, String reason) throws OrtException {
+    private OrtInput copied(HostTensorView source, OnnxJavaType type, Supplier<String> description, String reason)
+            throws OrtException {
         TensorLayout layout = source.layout();
         TensorLayout target = compact(layout);
         Arena arena = shared ? Arena.ofShared() : Arena.ofConfined();
@@ -495,8 +499,9 @@ public final class OrtBridge {
         }
     }
 
+    /** The layout ONNX Runtime reads: the source's own when it is compact from element 0, else a compact one. */
     private static TensorLayout compact(TensorLayout layout) {
-        return TensorLayout.of(layout.dtype(), layout.shape());
+        return layout.isCompactRowMajor() && layout.byteOffset() == 0 ? layout : TensorLayout.of(layout.dtype(), layout.shape());
     }
 
     /** An OnnxTensor over {@code data} (element 0 first, compact), through a native-order direct buffer: no copy. */

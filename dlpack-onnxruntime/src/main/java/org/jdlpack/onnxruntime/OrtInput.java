@@ -2,6 +2,7 @@ package org.jdlpack.onnxruntime;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import ai.onnxruntime.OnnxTensor;
 import org.jdlpack.abi.TensorLayout;
@@ -32,18 +33,19 @@ public final class OrtInput implements AutoCloseable {
     private final Optional<String> copyReason;
     /** The scope of borrowed memory (a confined view) checked before each run; null when this object holds the memory. */
     private final MemorySegment.Scope borrowedScope;
-    private final String source;
+    /** What the input reads, for messages: made only when one is. */
+    private final Supplier<String> source;
     private final Lease lease;
 
     OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, MemorySegment.Scope borrowedScope,
-             String source, boolean shared, Runnable releaseMemory) {
+             Supplier<String> source, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.layout = layout;
         this.address = address;
         this.copyReason = copyReason;
         this.borrowedScope = borrowedScope;
         this.source = source;
-        this.lease = new Lease(shared, "the OrtInput over " + source, () -> {
+        this.lease = new Lease(shared, this, () -> {
             try {
                 tensor.close();
             } finally {
@@ -113,6 +115,6 @@ public final class OrtInput implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "OrtInput[" + layout + " from " + source + (copyReason.isPresent() ? ", a copy" : ", zero-copy") + ", " + lease + "]";
+        return "OrtInput[" + layout + " from " + source.get() + (copyReason.isPresent() ? ", a copy" : ", zero-copy") + ", " + lease + "]";
     }
 }

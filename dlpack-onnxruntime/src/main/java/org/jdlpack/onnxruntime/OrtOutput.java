@@ -31,7 +31,7 @@ public final class OrtOutput implements AutoCloseable {
         this.tensor = tensor;
         this.memory = memory;
         this.layout = memory.spec().layout();
-        this.lease = new Lease(shared, "the OrtOutput over " + memory, () -> {
+        this.lease = new Lease(shared, this, () -> {
             try {
                 tensor.close();
             } finally {
@@ -97,6 +97,6 @@ public final class OrtOutput implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "OrtOutput[" + layout + ", " + lease + "]";
+        return "OrtOutput[" + layout + " in " + memory + ", " + lease + "]";
     }
 }

@@ -40,10 +40,9 @@ final class OrtTypes {
         return Optional.ofNullable(type);
     }
 
-    /** {@return {@code dtype}'s ONNX Runtime Java type, or an exception naming it and saying why there is none} */
-    static OnnxJavaType javaTypeOrThrow(DLDataType dtype, String what) {
-        return javaType(dtype).orElseThrow(() -> new IllegalArgumentException(what + ": DLTensor.dtype is " + dtype + ", "
-                + whyNot(dtype)));
+    /** {@return the refusal of a {@code dtype} ONNX Runtime Java lacks: it names the type and says why} */
+    static IllegalArgumentException refusal(DLDataType dtype, String what) {
+        return new IllegalArgumentException(what + ": DLTensor.dtype is " + dtype + ", " + whyNot(dtype));
     }
 
     private static String whyNot(DLDataType dtype) {
