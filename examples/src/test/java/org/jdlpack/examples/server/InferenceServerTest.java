@@ -1,0 +1,175 @@
+package org.jdlpack.examples.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.python.PythonException;
+import org.jdlpack.python.PythonRuntime;
+import org.jdlpack.python.PythonUnavailableException;
+import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.testsupport.PeerRequirement;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The example server on an ephemeral port: 200 requests from 8 virtual threads, both routes,
+ * answers checked against the model computed here by hand; then the bad requests and the injected
+ * failures, each answered, with the server still serving and nothing left behind.
+ */
+@ExtendWith(NothingLeftBehind.class)
+class InferenceServerTest {
+
+    private static final int F = Classifier.FEATURES;
+
+    @Test
+    @Timeout(60)
+    void servesConcurrentRequestsAndAnswersBadOnesWithoutLeaking() throws Exception {
+        try {
+            PythonRuntime.get().exec("import numpy");
+        } catch (PythonUnavailableException | PythonException e) {
+            throw PeerRequirement.missing("NumPy", "the server's pre- and post-processing run in NumPy: " + e.getMessage().lines()
+                    .findFirst().orElse(""));
+        }
+        try (InferenceServer server = InferenceServer.start(0, true);
+             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+             ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            URI classify = URI.create("http://127.0.0.1:" + server.port() + "/classify");
+            List<Future<Integer>> checked = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int thread = t;
+                checked.add(threads.submit(() -> {
+                    int done = 0;
+                    for (int i = 0; i < 25; i++) {
+                        int rows = 1 + (thread * 25 + i) % 7;
+                        float[] x = new float[rows * F];
+                        for (int k = 0; k < x.length; k++) {
+                            x[k] = ((thread + 1) * (k + 3) * (i + 1) % 23) / 5f - 2;
+                        }
+                        boolean copying = i % 2 == 1;
+                        HttpResponse<byte[]> response = client.send(post(copying ? URI.create(classify + "?route=copy") : classify,
+                                rows + "," + F, bytes(x)), HttpResponse.BodyHandlers.ofByteArray());
+                        assertThat(response.statusCode()).as(new String(response.body())).isEqualTo(200);
+                        assertThat(response.headers().firstValue("X-Shape")).hasValue(rows + ",2");
+                        checkAnswer(x, rows, response.body());
+                        done++;
+                    }
+                    return done;
+                }));
+            }
+            int total = 0;
+            for (Future<Integer> f : checked) {
+                total += f.get();
+            }
+            assertThat(total).isEqualTo(200);
+
+            byte[] one = bytes(new float[F]);
+            float[] nan = new float[2 * F];
+            nan[F + 3] = Float.NaN;
+            assertThat(answer(client, post(classify, "2," + F, one))).startsWith("400 the body holds 64 bytes");
+            assertThat(answer(client, post(classify, "1,8", one))).startsWith("400 X-Shape is 1,8");
+            assertThat(answer(client, post(classify, null, one))).startsWith("400 the X-Shape header is missing");
+            assertThat(answer(client, post(classify, "0," + F, new byte[0]))).startsWith("400 X-Shape asks for 0 rows");
+            assertThat(answer(client, post(classify, "2," + F, bytes(nan)))).isEqualTo("400 row 1 holds NaN or infinity");
+            assertThat(answer(client, post(URI.create(classify + "?route=copy"), "2," + F, bytes(nan))))
+                    .isEqualTo("400 row 1 holds NaN or infinity");
+            for (String route : List.of("", "?route=copy")) {
+                assertThat(answer(client, post(URI.create(classify + route), "1," + F, one, "ort")))
+                        .startsWith("500 inference (ONNX Runtime) failed");
+                assertThat(answer(client, post(URI.create(classify + route), "1," + F, one, "python")))
+                        .startsWith("500 pre-processing (NumPy) failed: RuntimeError: a failure injected");
+            }
+            assertThat(server.serverErrors()).isEqualTo(4);
+            // Still serving.
+            HttpResponse<byte[]> after = client.send(post(classify, "1," + F, one), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(after.statusCode()).isEqualTo(200);
+            checkAnswer(new float[F], 1, after.body());
+            assertThat(DLPackStats.liveExports()).as(server.stats()).isZero();
+            assertThat(DLPackStats.ownedManagedTensors()).as(server.stats()).isZero();
+        }
+    }
+
+    private static HttpRequest post(URI uri, String shape, byte[] body) {
+        return post(uri, shape, body, null);
+    }
+
+    private static HttpRequest post(URI uri, String shape, byte[] body, String failure) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (shape != null) {
+            request.header("X-Shape", shape);
+        }
+        if (failure != null) {
+            request.header("X-Inject-Failure", failure);
+        }
+        return request.build();
+    }
+
+    private static String answer(HttpClient client, HttpRequest request) throws Exception {
+        HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+        return response.statusCode() + " " + response.body().strip();
+    }
+
+    private static byte[] bytes(float[] values) {
+        ByteBuffer buffer = ByteBuffer.allocate(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (float v : values) {
+            buffer.putFloat(v);
+        }
+        return buffer.array();
+    }
+
+    /** The model by hand: normalize, x @ W + b, softmax, the two most probable classes. */
+    private static void checkAnswer(float[] x, int rows, byte[] body) {
+        assertThat(body).hasSize(rows * 16);
+        ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        for (int r = 0; r < rows; r++) {
+            double[] p = new double[4];
+            double max = Double.NEGATIVE_INFINITY;
+            for (int j = 0; j < 4; j++) {
+                float z = new float[] {0.1f, -0.2f, 0.3f, 0f}[j];
+                for (int i = 0; i < F; i++) {
+                    z += (x[r * F + i] - 0.5f) / 2f * (((4 * i + j) % 7 - 3) / 4f);
+                }
+                p[j] = z;
+                max = Math.max(max, z);
+            }
+            double sum = 0;
+            for (int j = 0; j < 4; j++) {
+                p[j] = Math.exp(p[j] - max);
+                sum += p[j];
+            }
+            int first = 0;
+            for (int j = 1; j < 4; j++) {
+                if (p[j] > p[first]) {
+                    first = j;
+                }
+            }
+            int second = first == 0 ? 1 : 0;
+            for (int j = 0; j < 4; j++) {
+                if (j != first && p[j] > p[second]) {
+                    second = j;
+                }
+            }
+            int[] classes = {in.getInt(r * 8), in.getInt(r * 8 + 4)};
+            float[] probabilities = {in.getFloat(rows * 8 + r * 8), in.getFloat(rows * 8 + r * 8 + 4)};
+            assertThat(probabilities[0]).as("row %d", r).isCloseTo((float) (p[classes[0]] / sum), org.assertj.core.data.Offset.offset(1e-5f));
+            assertThat(probabilities[1]).as("row %d", r).isCloseTo((float) (p[classes[1]] / sum), org.assertj.core.data.Offset.offset(1e-5f));
+            // Ties may order either way; the probabilities decide.
+            assertThat((float) (p[classes[0]] / sum)).isCloseTo((float) (p[first] / sum), org.assertj.core.data.Offset.offset(1e-5f));
+            assertThat((float) (p[classes[1]] / sum)).isCloseTo((float) (p[second] / sum), org.assertj.core.data.Offset.offset(1e-5f));
+        }
+    }
+}
