@@ -242,7 +242,13 @@ add("## Reading the figures")
 add("")
 add(open(os.path.join(os.path.dirname(__file__), "notes.md")).read().strip())
 add("")
-open(os.path.join(docs, "benchmarks.md"), "w").write("\n".join(lines))
+# The server section (benchmarks/server/report.py writes it, from `run.sh server`) survives this rewrite.
+page = os.path.join(docs, "benchmarks.md")
+old = open(page).read() if os.path.exists(page) else ""
+begin, end = "<!-- server-load:begin -->", "<!-- server-load:end -->"
+if begin in old and end in old:
+    lines += ["", old[old.index(begin): old.index(end) + len(end)]]
+open(page, "w").write("\n".join(lines))
 
 # The pictures: cost per import against size and copy bandwidth; throughput against threads.
 with open(os.path.join(results, "zerocopy.dat"), "w") as f:

@@ -4,6 +4,10 @@
 #
 #   bash benchmarks/run.sh short    # about 12 minutes on 2 cores
 #   bash benchmarks/run.sh full     # about 40 minutes: more forks and iterations
+#   bash benchmarks/run.sh server [SECONDS] [ENDURANCE_SECONDS]
+#                                   # the example inference server under wrk (benchmarks/server/load.sh):
+#                                   # 12 configurations of SECONDS (default 60) and an endurance run
+#                                   # (default 300 s); about 20 minutes with the defaults
 #
 # Needs what the tests need (gcc, python3 with NumPy, a JDK >= 22) plus gnuplot for the plots.
 #
@@ -15,6 +19,10 @@
 set -euo pipefail
 profile="${1:-short}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "$profile" = server ]; then
+  shift
+  exec bash "$root/benchmarks/server/load.sh" "$@"
+fi
 cd "$root"
 java="${JDLPACK_JAVA:-$(ls -d /usr/lib/jvm/*25*/bin/java /usr/lib/jvm/*2[2-9]*/bin/java 2>/dev/null | head -1)}"
 results="$root/benchmarks/target/results"
@@ -25,7 +33,7 @@ export JDLPACK_BUILD_DIR="$root/benchmarks/target"
 case "$profile" in
   short) jmh=(-f 1 -wi 3 -w 1 -i 5 -r 1); scaling_jmh=(-f 1 -wi 6 -w 1 -i 5 -r 1); roundtrips=5 ;;
   full) jmh=(-f 1 -wi 5 -w 2 -i 10 -r 2); scaling_jmh=(-f 1 -wi 8 -w 2 -i 10 -r 2); roundtrips=10 ;;
-  *) echo "usage: $0 short|full" >&2; exit 2 ;;
+  *) echo "usage: $0 short|full|server [SECONDS] [ENDURANCE_SECONDS]" >&2; exit 2 ;;
 esac
 
 # Build through the reactor; nothing is installed into the shared local repository.

@@ -136,6 +136,7 @@ final class Classifier implements AutoCloseable {
     private final PythonObject fail;
     private final Semaphore inferences;
     private final BufferPool pool;
+    private final java.util.concurrent.atomic.LongAdder inferenceNanos = new java.util.concurrent.atomic.LongAdder();
 
     Classifier(byte[] model, int inferencePermits, BufferPool pool) throws OrtException {
         OrtSession.SessionOptions options = new OrtSession.SessionOptions();
@@ -229,13 +230,20 @@ final class Classifier implements AutoCloseable {
 
     private void infer(Inference run) throws InterruptedException {
         inferences.acquire();
+        long start = System.nanoTime();
         try {
             run.run();
         } catch (OrtException e) {
             throw new StepFailedException("inference (ONNX Runtime)", e);
         } finally {
+            inferenceNanos.add(System.nanoTime() - start);
             inferences.release();
         }
+    }
+
+    /** {@return the nanoseconds spent inside ONNX Runtime runs so far, all threads together} */
+    long inferenceNanos() {
+        return inferenceNanos.sum();
     }
 
     private void pythonStep(String step, PythonObject function, OwnedHostTensor... tensors) {

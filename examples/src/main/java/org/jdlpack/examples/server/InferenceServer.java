@@ -3,6 +3,7 @@ package org.jdlpack.examples.server;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
@@ -29,7 +30,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *   200  X-Shape: ROWS,2   body: ROWS*2 int32 classes, then ROWS*2 float32 probabilities (top 2 per row)
  *   400  wrong or missing X-Shape, a body of another length, empty, NaN or infinity
  *   500  ONNX Runtime or the Python step failed (the message names the step)
- * GET /stats                        request counts and jdlpack's DLPackStats, one line
+ * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
+ *                                  Runtime, jdlpack's DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
@@ -50,6 +52,7 @@ public final class InferenceServer implements AutoCloseable {
     private final LongAdder badRequests = new LongAdder();
     private final LongAdder serverErrors = new LongAdder();
     private final LongAdder aborted = new LongAdder();
+    private final LongAdder requestNanos = new LongAdder();
 
     private InferenceServer(int port, byte[] model, boolean failureInjection) throws IOException, OrtException {
         this.pool = new BufferPool(256L << 20);
@@ -88,8 +91,11 @@ public final class InferenceServer implements AutoCloseable {
 
     /** {@return the request counts and DLPackStats in one line} */
     public String stats() {
-        return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d pooledBytes=%d %s", ok.sum(),
-                badRequests.sum(), serverErrors.sum(), aborted.sum(), pool.pooledBytes(), DLPackStats.snapshot());
+        // Heap allocated by every thread since the JVM started (virtual threads allocate on their carriers).
+        long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+        return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
+                + "inferenceNanos=%d pooledBytes=%d %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(), allocated,
+                requestNanos.sum(), classifier.inferenceNanos(), pool.pooledBytes(), DLPackStats.snapshot());
     }
 
     /** {@return the count of 5xx answers} */
@@ -98,6 +104,7 @@ public final class InferenceServer implements AutoCloseable {
     }
 
     private void classify(HttpExchange exchange) throws IOException {
+        long start = System.nanoTime();
         try (exchange) {
             if (!exchange.getRequestMethod().equals("POST")) {
                 respond(exchange, 405, "POST a body of float32 rows; see GET /stats for counts");
@@ -153,6 +160,8 @@ public final class InferenceServer implements AutoCloseable {
         } catch (RuntimeException e) {
             serverErrors.increment();
             throw e;
+        } finally {
+            requestNanos.add(System.nanoTime() - start);
         }
     }
 
