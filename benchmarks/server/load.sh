@@ -31,13 +31,15 @@ nproc > "$results/cores.txt"
 echo "$seconds $endurance" > "$results/durations.txt"
 
 server_pid=
-start_server() { # name
-  "$java" --enable-native-access=ALL-UNNAMED -Xms1g -Xmx1g -Xlog:gc:file="$results/gc-$1.log" \
-    -Dserver.port="$port" -cp "$classpath" org.jdlpack.examples.server.InferenceServer > "$results/server-$1.log" 2>&1 &
+start_server() { # name, then JVM options
+  local name="$1"
+  shift
+  "$java" --enable-native-access=ALL-UNNAMED "$@" -Xlog:gc:file="$results/gc-$name.log" \
+    -Dserver.port="$port" -cp "$classpath" org.jdlpack.examples.server.InferenceServer > "$results/server-$name.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 120); do
-    grep -q "inference server on" "$results/server-$1.log" 2>/dev/null && return 0
-    kill -0 "$server_pid" 2>/dev/null || { cat "$results/server-$1.log" >&2; exit 1; }
+    grep -q "inference server on" "$results/server-$name.log" 2>/dev/null && return 0
+    kill -0 "$server_pid" 2>/dev/null || { cat "$results/server-$name.log" >&2; exit 1; }
     sleep 0.5
   done
   echo "the server did not start" >&2
@@ -56,7 +58,7 @@ run_wrk() { # out-file route body shape connections seconds [malformed-every]
     wrk -t"$threads" -c"$4" -d"$5"s --timeout 30s -s "$here/post.lua" "http://127.0.0.1:$port" > "$6" 2>&1 || true
 }
 
-start_server load
+start_server load -Xms2g -Xmx2g
 printf 'payload\troute\tconnections\trps\tp50_ms\tp99_ms\theap_bytes_per_request\tinference_share\tnon2xx\terrors\n' > "$results/load.tsv"
 for payload in 4k 4m; do
   body="$results/body-$payload.bin"
@@ -84,8 +86,10 @@ stats > "$results/load-stats.txt"
 stop_server
 
 # Endurance: a fresh server, concurrency 64, 4 KiB zero-copy requests, 1 in 100 malformed, and clients
-# that send half a body and hang up, five a second. RSS is sampled at each fifth of the run.
-start_server endurance
+# that send half a body and hang up, five a second. RSS is sampled at each fifth of the run. The heap
+# is touched in full at start (AlwaysPreTouch), so that RSS growth is native memory, not the heap's
+# first use; 512 MiB is plenty for this route.
+start_server endurance -Xms512m -Xmx512m -XX:+AlwaysPreTouch
 python3 "$here/disconnect.py" "$port" 5 > "$results/disconnects.txt" 2>&1 &
 disconnector=$!
 run_wrk "" "$results/body-4k.bin" "64,16" 64 "$endurance" "$results/endurance.txt" 100 &

@@ -28,7 +28,7 @@ lines = [BEGIN, "## The inference server under load", ""]
 lines += [
     f"The example server (`examples`, `org.jdlpack.examples.server`; see [the ONNX Runtime guide](onnxruntime.md#the-example-server))"
     f" under [wrk](https://github.com/wg/wrk) on the same machine: {read('cores.txt')} cores, {read('jdk.txt')}; "
-    f"{seconds} s per configuration after a warm-up, one server JVM (`-Xmx1g`) for the whole table. "
+    f"{seconds} s per configuration after a warm-up, one server JVM (`-Xmx2g`) for the whole table. "
     "Reproduce with `bash benchmarks/run.sh server [SECONDS] [ENDURANCE_SECONDS]` (defaults 60 and 300). "
     "A request is 64 rows (4 KiB) or 65,536 rows (4 MiB) of 16 float32; the zero-copy route reads the body "
     "into native memory once and shares it with NumPy and ONNX Runtime through DLPack, the copying route copies at "
@@ -85,6 +85,7 @@ targets.append(("0 server errors (5xx) during the endurance run", str(stat(end_s
 
 lines += ["### Endurance", "",
           f"{endurance} s at concurrency 64, 4 KiB zero-copy requests, 1 in 100 with a wrong `X-Shape` (answered 400), "
+          "a fresh server JVM with a 512 MiB heap touched in full at start (`-XX:+AlwaysPreTouch`, so RSS growth is native memory), "
           f"and clients that send half a body and hang up, five a second ({disconnects.split('=')[1]} of them). "
           f"wrk: {float(e.get('rps', 0)):,.0f} requests/s, p50 {float(e.get('p50_ms', 0)):.2f} ms, p99 {float(e.get('p99_ms', 0)):.2f} ms, "
           f"{e.get('non2xx', '?')} non-2xx, {e.get('errors', '?')} socket errors.", "",

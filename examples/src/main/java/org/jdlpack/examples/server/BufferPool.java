@@ -66,6 +66,27 @@ final class BufferPool implements AutoCloseable {
         return shift - MIN_SHIFT;
     }
 
+    /** The size of the heap chunks that carry bodies between the socket streams and native memory. */
+    static final int CHUNK = 256 << 10;
+
+    private final ConcurrentLinkedQueue<byte[]> chunks = new ConcurrentLinkedQueue<>();
+
+    /**
+     * {@return a heap chunk to stream a body through; give it back with {@link #giveBack(byte[])}}
+     * The JDK's socket streams wrap the array they are given in a new buffer on every call, so a
+     * large array means few calls, and a reused one means no allocation that grows with the body.
+     */
+    byte[] chunk() {
+        byte[] chunk = chunks.poll();
+        return chunk != null ? chunk : new byte[CHUNK];
+    }
+
+    void giveBack(byte[] chunk) {
+        if (chunks.size() < 256) {
+            chunks.offer(chunk);
+        }
+    }
+
     /** {@return the bytes of blocks the pool holds, in use or waiting} */
     long pooledBytes() {
         return pooledBytes.get();

@@ -1,6 +1,9 @@
 package org.jdlpack.examples.server;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -118,8 +121,8 @@ final class Classifier implements AutoCloseable {
     interface Answer extends AutoCloseable {
         int rows();
 
-        /** Writes rows*2 int32 classes, then rows*2 float32 probabilities, little-endian. */
-        void writeTo(java.nio.channels.WritableByteChannel out) throws java.io.IOException;
+        /** Writes rows*2 int32 classes, then rows*2 float32 probabilities, little-endian, through {@code chunk}. */
+        void writeTo(OutputStream out, byte[] chunk) throws IOException;
 
         @Override
         void close();
@@ -277,11 +280,12 @@ final class Classifier implements AutoCloseable {
     /** The zero-copy answer: two pooled tensors, written to the socket from native memory. */
     private record TensorAnswer(int rows, OwnedHostTensor top, OwnedHostTensor prob) implements Answer {
         @Override
-        public void writeTo(java.nio.channels.WritableByteChannel out) throws java.io.IOException {
+        public void writeTo(OutputStream out, byte[] chunk) throws IOException {
             for (MemorySegment part : new MemorySegment[] {top.host().segment(), prob.host().segment()}) {
-                ByteBuffer bytes = part.asByteBuffer();
-                while (bytes.hasRemaining()) {
-                    out.write(bytes);
+                for (long at = 0; at < part.byteSize(); at += chunk.length) {
+                    int n = (int) Math.min(chunk.length, part.byteSize() - at);
+                    MemorySegment.copy(part, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
+                    out.write(chunk, 0, n);
                 }
             }
         }
@@ -296,7 +300,7 @@ final class Classifier implements AutoCloseable {
     /** The copying answer: rows x [2 classes as floats, 2 probabilities], turned into the same bytes. */
     private record ArrayAnswer(int rows, float[] values) implements Answer {
         @Override
-        public void writeTo(java.nio.channels.WritableByteChannel out) throws java.io.IOException {
+        public void writeTo(OutputStream out, byte[] chunk) throws IOException {
             ByteBuffer bytes = ByteBuffer.allocate(rows * TOP * 8).order(ByteOrder.LITTLE_ENDIAN);
             for (int r = 0; r < rows; r++) {
                 for (int k = 0; k < TOP; k++) {
@@ -308,10 +312,7 @@ final class Classifier implements AutoCloseable {
                     bytes.putFloat(values[r * 2 * TOP + TOP + k]);
                 }
             }
-            bytes.flip();
-            while (bytes.hasRemaining()) {
-                out.write(bytes);
-            }
+            out.write(bytes.array());
         }
 
         @Override

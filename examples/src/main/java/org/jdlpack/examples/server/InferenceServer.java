@@ -3,11 +3,10 @@ package org.jdlpack.examples.server;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.ReadableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
@@ -150,8 +149,11 @@ public final class InferenceServer implements AutoCloseable {
                 exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
                 exchange.getResponseHeaders().set("X-Shape", rows + "," + Classifier.TOP);
                 exchange.sendResponseHeaders(200, (long) rows * Classifier.TOP * 8);
+                byte[] chunk = pool.chunk();
                 try (OutputStream out = exchange.getResponseBody()) {
-                    answer.writeTo(Channels.newChannel(out));
+                    answer.writeTo(out, chunk);
+                } finally {
+                    pool.giveBack(chunk);
                 }
                 ok.increment();
             } catch (IOException e) {
@@ -194,21 +196,27 @@ public final class InferenceServer implements AutoCloseable {
         return rows;
     }
 
-    /** Reads the body straight into a pooled native tensor (the one copy the socket makes). */
+    /** Reads the body into a pooled native tensor, through a reused heap chunk (the socket stream's one copy). */
     private OwnedHostTensor readBody(InputStream in, int rows) throws IOException {
         OwnedHostTensor body = pool.tensor(DLDataType.FLOAT32, rows, Classifier.FEATURES);
+        byte[] chunk = pool.chunk();
         try {
-            ByteBuffer target = body.host().segment().asByteBuffer();
-            ReadableByteChannel channel = Channels.newChannel(in);
-            while (target.hasRemaining()) {
-                if (channel.read(target) < 0) {
-                    throw new IOException("the body ended after " + target.position() + " bytes");
+            MemorySegment target = body.host().segment();
+            long filled = 0;
+            while (filled < target.byteSize()) {
+                int n = in.read(chunk, 0, (int) Math.min(chunk.length, target.byteSize() - filled));
+                if (n < 0) {
+                    throw new IOException("the body ended after " + filled + " bytes");
                 }
+                MemorySegment.copy(chunk, 0, target, ValueLayout.JAVA_BYTE, filled, n);
+                filled += n;
             }
             return body;
         } catch (IOException | RuntimeException e) {
             body.close();
             throw e;
+        } finally {
+            pool.giveBack(chunk);
         }
     }
 
