@@ -33,9 +33,14 @@ lines += [
     "A request is 64 rows (4 KiB) or 65,536 rows (4 MiB) of 16 float32; the zero-copy route reads the body "
     "into native memory once and shares it with NumPy and ONNX Runtime through DLPack, the copying route copies at "
     "every boundary (Java arrays, Python lists, ONNX Runtime's heap buffers). Heap per request is the growth of "
-    "`ThreadMXBean.getTotalThreadAllocatedBytes()` over the run divided by the requests served; the inference share "
+    "`ThreadMXBean.getTotalThreadAllocatedBytes()` over the run divided by the requests served (all threads: the HTTP "
+    "dispatcher's share of each request is in it, and so is background work, which weighs more in runs with few "
+    "requests, such as the 4 MiB ones); the inference share "
     "is the time inside ONNX Runtime runs over the time in request handlers. wrk runs on the same cores as the server.",
     "",
+    *([f"**A short run ({seconds} s per configuration, {endurance} s of endurance), made to check the script: the figures are "
+       "indicative only. The page's figures come from the defaults, 60 s and 300 s.**", ""]
+      if int(seconds) < 60 or int(endurance) < 300 else []),
     "![requests/s and p99 latency against concurrency](benchmarks-server.png)",
     "",
     "| payload | route | connections | requests/s | p50 ms | p99 ms | heap B/request | inference share | zero-copy / copying |",

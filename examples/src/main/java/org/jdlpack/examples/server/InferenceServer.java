@@ -126,8 +126,8 @@ public final class InferenceServer implements AutoCloseable {
             }
             Classifier.Answer answer;
             try {
-                answer = copying ? classifier.copying(exchange.getRequestBody().readNBytes(rows * Classifier.FEATURES * 4), rows,
-                        failure) : classifier.zeroCopy(readBody(exchange.getRequestBody(), rows), failure);
+                answer = copying ? classifier.copying(readBytes(exchange.getRequestBody(), rows), rows, failure)
+                        : classifier.zeroCopy(readBody(exchange.getRequestBody(), rows), failure);
             } catch (Classifier.BadRequestException e) {
                 respond(exchange, 400, e.getMessage());
                 return;
@@ -189,7 +189,7 @@ public final class InferenceServer implements AutoCloseable {
         }
         String length = exchange.getRequestHeaders().getFirst("Content-Length");
         long expected = (long) rows * Classifier.FEATURES * 4;
-        if (length == null || Long.parseLong(length.strip()) != expected) {
+        if (length == null || !length.strip().equals(Long.toString(expected))) {
             throw new Classifier.BadRequestException("the body holds " + (length == null ? "an unknown number of" : length.strip())
                     + " bytes; X-Shape " + shape + " needs " + expected + " (little-endian float32)");
         }
@@ -218,6 +218,16 @@ public final class InferenceServer implements AutoCloseable {
         } finally {
             pool.giveBack(chunk);
         }
+    }
+
+    /** The copying route's read: the body as a new byte array, as code without native memory would read it. */
+    private static byte[] readBytes(InputStream in, int rows) throws IOException {
+        int expected = rows * Classifier.FEATURES * 4;
+        byte[] body = in.readNBytes(expected);
+        if (body.length != expected) {
+            throw new IOException("the body ended after " + body.length + " bytes");
+        }
+        return body;
     }
 
     private static void drain(InputStream in) throws IOException {
