@@ -6,9 +6,9 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.abi.plumbing.Upcalls;
 
 /**
  * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made once for the
@@ -37,19 +37,10 @@ final class ExportDeleterUpcalls {
             + "(a second call, or a bogus pointer); ignored. DLPackStats.bogusDeleterCalls() counts these";
     private static final String FAILED = "jdlpack deleter failed; the export may have leaked. DLPackStats.deleterFailures() counts these";
 
-    private static final MemorySegment VERSIONED_STUB;
-    private static final MemorySegment LEGACY_STUB;
-
-    static {
-        try {
-            var lookup = MethodHandles.lookup();
-            var type = MethodType.methodType(void.class, long.class);
-            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteVersioned", type), DELETER);
-            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteLegacy", type), DELETER);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    /** Never closed: a consumer may call a deleter for as long as it holds an export. */
+    private static final Upcalls STUBS = Upcalls.open(ExportDeleterUpcalls.class);
+    private static final MemorySegment VERSIONED_STUB = STUBS.stub(MethodHandles.lookup(), "deleteVersioned", DELETER);
+    private static final MemorySegment LEGACY_STUB = STUBS.stub(MethodHandles.lookup(), "deleteLegacy", DELETER);
 
     private ExportDeleterUpcalls() {
     }

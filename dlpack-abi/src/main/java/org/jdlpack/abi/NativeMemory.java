@@ -179,19 +179,4 @@ final class NativeMemory {
             return Downcalls.failing(descriptor.toMethodType().insertParameterTypes(0, MemorySegment.class), () -> refusal);
         }
     }
-
-    /**
-     * An upcall stub for the whole life of the process.
-     *
-     * @param target     the Java method; it must never throw
-     * @param descriptor the C signature
-     * @return the function pointer
-     */
-    public static MemorySegment globalUpcall(MethodHandle target, FunctionDescriptor descriptor) {
-        try {
-            return LINKER.upcallStub(target, descriptor, Arena.global());
-        } catch (IllegalCallerException e) {
-            throw denied(e);
-        }
-    }
 }
