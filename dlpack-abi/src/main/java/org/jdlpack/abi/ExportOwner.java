@@ -46,7 +46,15 @@ public final class ExportOwner implements AutoCloseable {
      * A thread that never runs: memory of a confined arena is accessible by its owner thread only,
      * never by this one, while shared, global and automatic memory is accessible by every thread.
      */
-    private static final Thread NOT_AN_OWNER = Thread.ofPlatform().unstarted(() -> { });
+    private static final Thread NOT_AN_OWNER = notAnOwner();
+
+    private static Thread notAnOwner() {
+        // Holds no context class loader: in an engine the first exporting task's (a job's) would
+        // otherwise stay reachable from this field.
+        Thread thread = Thread.ofPlatform().inheritInheritableThreadLocals(false).unstarted(() -> { });
+        thread.setContextClassLoader(null);
+        return thread;
+    }
 
     private final Object resource;
     private final Runnable release;
