@@ -25,6 +25,15 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * <p>Do not free the exported memory any other way while the owner lives: a native consumer may be
  * reading it.
  *
+ * {@snippet :
+ * Arena arena = Arena.ofShared();                                   // shared: the last release may run on any thread
+ * MemorySegment data = arena.allocate(ValueLayout.JAVA_FLOAT, 6);
+ * ExportOwner owner = ExportOwner.of(arena, arena::close);           // frees when Java and every consumer are done
+ * TensorSpec spec = TensorSpec.of(data, DLDataType.FLOAT32, 2, 3);
+ * nativeLibrary.consume(owner.export(spec).consume());               // the library calls the deleter, on any thread
+ * owner.close();                                                     // Java's reference; the memory stays for the consumer
+ * }
+ *
  * <p>Thread safety: every method may be called from any thread, concurrently.
  */
 public final class ExportOwner implements AutoCloseable {
