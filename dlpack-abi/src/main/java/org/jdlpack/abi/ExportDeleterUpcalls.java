@@ -4,15 +4,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.abi.plumbing.Upcalls;
 
 /**
- * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made once for the
- * life of the process.
+ * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made by the first
+ * export and kept until {@link DLPackRuntime#release()} finds no export live.
  *
  * <p>A deleter may be called on any thread, including native threads the JVM did not start, with
  * any locks held by the caller. It takes no lock of its own, and it never lets an exception
@@ -37,29 +36,52 @@ final class ExportDeleterUpcalls {
             + "(a second call, or a bogus pointer); ignored. DLPackStats.bogusDeleterCalls() counts these";
     private static final String FAILED = "jdlpack deleter failed; the export may have leaked. DLPackStats.deleterFailures() counts these";
 
-    private static final MemorySegment VERSIONED_STUB;
-    private static final MemorySegment LEGACY_STUB;
-
-    static {
-        try {
-            var lookup = MethodHandles.lookup();
-            var type = MethodType.methodType(void.class, long.class);
-            VERSIONED_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteVersioned", type), DELETER);
-            LEGACY_STUB = NativeMemory.globalUpcall(lookup.findStatic(ExportDeleterUpcalls.class, "deleteLegacy", type), DELETER);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
+    /** The two stubs, made by the first export; immutable, so a reader sees both addresses or none. */
+    private record Stubs(Upcalls upcalls, long versioned, long legacy) {
+        long of(ManagedTensorKind kind) {
+            return kind == ManagedTensorKind.VERSIONED ? versioned : legacy;
         }
     }
+
+    /**
+     * Null until the first export, and again after {@link DLPackRuntime#release()}, which frees
+     * the stubs only when no export is live: a consumer may call a deleter for as long as it holds
+     * an export.
+     */
+    private static volatile Stubs stubs;
 
     private ExportDeleterUpcalls() {
     }
 
     static long stubAddress(ManagedTensorKind kind) {
-        return (kind == ManagedTensorKind.VERSIONED ? VERSIONED_STUB : LEGACY_STUB).address();
+        Stubs made = stubs;
+        return (made != null ? made : start()).of(kind);
     }
 
     static boolean isOwnDeleter(ManagedTensorKind kind, long deleter) {
-        return deleter == stubAddress(kind);
+        Stubs made = stubs;
+        return made != null && deleter == made.of(kind);
+    }
+
+    private static synchronized Stubs start() {
+        Stubs made = stubs;
+        if (made == null) {
+            Upcalls upcalls = Upcalls.open(ExportDeleterUpcalls.class);
+            made = new Stubs(upcalls, upcalls.stub(MethodHandles.lookup(), "deleteVersioned", DELETER).address(),
+                    upcalls.stub(MethodHandles.lookup(), "deleteLegacy", DELETER).address());
+            ExportRegistry.armShutdownHook();
+            stubs = made;
+        }
+        return made;
+    }
+
+    /** Frees the stubs; the caller has made sure that no export is live and none is being made. */
+    static synchronized void release() {
+        Stubs made = stubs;
+        if (made != null) {
+            stubs = null;
+            made.upcalls().close();
+        }
     }
 
     @SuppressWarnings("unused") // the upcall target

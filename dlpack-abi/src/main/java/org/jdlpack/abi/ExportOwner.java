@@ -25,6 +25,15 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * <p>Do not free the exported memory any other way while the owner lives: a native consumer may be
  * reading it.
  *
+ * {@snippet :
+ * Arena arena = Arena.ofShared();                                   // shared: the last release may run on any thread
+ * MemorySegment data = arena.allocate(ValueLayout.JAVA_FLOAT, 6);
+ * ExportOwner owner = ExportOwner.of(arena, arena::close);           // frees when Java and every consumer are done
+ * TensorSpec spec = TensorSpec.of(data, DLDataType.FLOAT32, 2, 3);
+ * nativeLibrary.consume(owner.export(spec).consume());               // the library calls the deleter, on any thread
+ * owner.close();                                                     // Java's reference; the memory stays for the consumer
+ * }
+ *
  * <p>Thread safety: every method may be called from any thread, concurrently.
  */
 public final class ExportOwner implements AutoCloseable {
@@ -46,7 +55,15 @@ public final class ExportOwner implements AutoCloseable {
      * A thread that never runs: memory of a confined arena is accessible by its owner thread only,
      * never by this one, while shared, global and automatic memory is accessible by every thread.
      */
-    private static final Thread NOT_AN_OWNER = Thread.ofPlatform().unstarted(() -> { });
+    private static final Thread NOT_AN_OWNER = notAnOwner();
+
+    private static Thread notAnOwner() {
+        // Holds no context class loader: in an engine the first exporting task's (a job's) would
+        // otherwise stay reachable from this field.
+        Thread thread = Thread.ofPlatform().inheritInheritableThreadLocals(false).unstarted(() -> { });
+        thread.setContextClassLoader(null);
+        return thread;
+    }
 
     private final Object resource;
     private final Runnable release;

@@ -151,14 +151,42 @@ final class ExportRegistry {
     private static final AtomicInteger FRESH = new AtomicInteger();
     private static final FreeStack[] STACKS = new FreeStack[ThreadStripes.COUNT];
 
+    /** The shutdown hook that disarms live exports; registered by the first export, removed by a release. */
+    private static Thread disarmHook;
+
     static {
         for (int i = 0; i < STACKS.length; i++) {
             STACKS[i] = new FreeStack();
         }
+    }
+
+    /** Registers {@link #disarmAll} to run at JVM shutdown, once; called with the first deleter stub. */
+    static synchronized void armShutdownHook() {
+        if (disarmHook != null) {
+            return;
+        }
+        // Nothing inherited from the exporting thread: its context class loader (a job's, in an
+        // engine) would stay reachable from the hook until the JVM ends.
+        Thread hook = Thread.ofPlatform().name("jdlpack-disarm-deleters").inheritInheritableThreadLocals(false)
+                .unstarted(ExportRegistry::disarmAll);
+        hook.setContextClassLoader(ExportRegistry.class.getClassLoader());
         try {
-            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("jdlpack-disarm-deleters").unstarted(ExportRegistry::disarmAll));
+            Runtime.getRuntime().addShutdownHook(hook);
+            disarmHook = hook;
         } catch (IllegalStateException shuttingDown) {
             // First export during shutdown: nothing live yet to disarm.
+        }
+    }
+
+    /** Removes the shutdown hook, which would otherwise keep this class, and its class loader, reachable. */
+    static synchronized void removeShutdownHook() {
+        if (disarmHook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(disarmHook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hooks are running: nothing to unregister.
+            }
+            disarmHook = null;
         }
     }
 

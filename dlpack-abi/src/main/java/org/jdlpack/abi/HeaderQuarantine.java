@@ -91,6 +91,26 @@ final class HeaderQuarantine {
         NativeMemory.free(address); // every stripe busy at this instant: not worth waiting for
     }
 
+    /** Frees every quarantined header: from now on a stale second deleter call finds no trace of them. */
+    static void flush() {
+        for (Fifo fifo : FIFOS) {
+            while (!fifo.tryLock()) {
+                Thread.onSpinWait();
+            }
+            try {
+                while (fifo.count > 0) {
+                    int i = fifo.oldest;
+                    NativeMemory.free(fifo.addresses[i]);
+                    fifo.bytes -= fifo.sizes[i];
+                    fifo.oldest = (i + 1) % MAX_HEADERS;
+                    fifo.count--;
+                }
+            } finally {
+                fifo.unlock();
+            }
+        }
+    }
+
     private static void add(Fifo fifo, long address, long bytes) {
         while (fifo.count == MAX_HEADERS || (fifo.count > 0 && fifo.bytes + bytes > MAX_BYTES)) {
             int i = fifo.oldest;

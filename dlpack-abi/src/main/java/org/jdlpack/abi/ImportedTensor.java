@@ -37,6 +37,27 @@ import java.util.function.Function;
  * it, is released by a safety net after garbage collection and reported as a leak in
  * {@link DLPackStats#leaksReported()}.
  *
+ * {@snippet :
+ * // The default: this thread reads it and closes it; the close calls the producer's deleter.
+ * try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, pointer)) {
+ *     float first = HostTensorView.of(tensor).getFloat(0);        // dlpack-cpu: typed, bounds-checked
+ * }
+ *
+ * // SHARED: any thread may read and close it (each close is a JVM-wide handshake).
+ * ImportedTensor shared = ImportedTensor.of(ManagedTensorKind.VERSIONED, pointer, ImportLifetime.SHARED);
+ * executor.submit(() -> { try (shared) { consume(shared); } });
+ *
+ * // A caller's arena: closing the arena calls the deleters of everything imported into it.
+ * try (Arena batch = Arena.ofShared()) {
+ *     for (MemorySegment p : pointers) {
+ *         consume(ImportedTensor.of(ManagedTensorKind.VERSIONED, p, ImportLifetime.in(batch)));
+ *     }
+ * }                                                                 // one handshake for the whole batch
+ *
+ * // Scoped: released when the action returns or throws; the fastest import.
+ * double sum = ImportedTensor.apply(ManagedTensorKind.VERSIONED, pointer, t -> sumOf(HostTensorView.of(t)));
+ * }
+ *
  * <h2>One owner</h2>
  * A pointer Java already owns (an open {@code ImportedTensor} or {@link ExportedTensor}
  * holds it) is refused with an {@link IllegalStateException} naming the address, and nothing is

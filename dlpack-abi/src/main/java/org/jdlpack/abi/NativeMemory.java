@@ -15,8 +15,9 @@ import org.jdlpack.abi.plumbing.Downcalls;
 import org.jdlpack.abi.plumbing.NativeAccess;
 
 /**
- * The restricted FFM operations of the abi module, in one place: reinterpreting foreign addresses,
- * the C allocator, and building downcall handles and upcall stubs.
+ * The abi module's native-call layer, in one place: the C allocator ({@code malloc}, {@code free}),
+ * foreign deleters, and reinterpreting foreign addresses. When native access is denied, every
+ * operation fails with the {@link IllegalCallerException} that names the flag to pass.
  *
  * <p>Everything here is safe to call from any thread, including native threads inside upcalls.
  */
@@ -26,6 +27,8 @@ final class NativeMemory {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
+    /** Address-less: the deleter's address is the first argument. */
+    private static final MethodHandle DELETER;
     /** All of the address space, for reads at raw addresses without a segment per read; null when native access is denied. */
     private static final MemorySegment EVERYTHING;
 
@@ -34,6 +37,7 @@ final class NativeMemory {
         MethodHandle malloc;
         MethodHandle free;
         MemorySegment everything;
+        MethodHandle deleter;
         try {
             // critical: malloc and free never call back into Java and return quickly. Pointers are
             // declared as 64-bit integers (the same register on every LP64 ABI): no segment is
@@ -43,6 +47,7 @@ final class NativeMemory {
             free = LINKER.downcallHandle(LINKER.defaultLookup().find("free").orElseThrow(),
                     FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
             everything = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+            deleter = LINKER.downcallHandle(FunctionDescriptor.ofVoid(JAVA_LONG));
         } catch (IllegalCallerException e) {
             // Denied (--illegal-native-access=deny): this class still initializes, so that every
             // use fails with the message naming the flag, not with ExceptionInInitializerError
@@ -50,7 +55,9 @@ final class NativeMemory {
             malloc = Downcalls.failing(MethodType.methodType(long.class, long.class), () -> denied(e));
             free = Downcalls.failing(MethodType.methodType(void.class, long.class), () -> denied(e));
             everything = null;
+            deleter = Downcalls.failing(MethodType.methodType(void.class, MemorySegment.class, long.class), () -> denied(e));
         }
+        DELETER = deleter;
         MALLOC = malloc;
         FREE = free;
         EVERYTHING = everything;
@@ -166,32 +173,15 @@ final class NativeMemory {
     }
 
     /**
-     * A downcall handle that takes the function's address as its first argument.
+     * {@code deleter(self)}: a DLPack deleter, {@code void (*)(void* self)}, through one address-less
+     * downcall for every deleter; the pointer travels as a 64-bit integer (the same register on
+     * LP64 ABIs), so that no segment is boxed for it.
      *
-     * @param descriptor the C signature
-     * @return the handle
+     * @param deleter the function's address, not 0
+     * @param self    the managed tensor
+     * @throws Throwable whatever the downcall machinery throws; the caller reports it
      */
-    public static MethodHandle addresslessDowncall(FunctionDescriptor descriptor) {
-        try {
-            return LINKER.downcallHandle(descriptor);
-        } catch (IllegalCallerException e) {
-            IllegalCallerException refusal = denied(e);
-            return Downcalls.failing(descriptor.toMethodType().insertParameterTypes(0, MemorySegment.class), () -> refusal);
-        }
-    }
-
-    /**
-     * An upcall stub for the whole life of the process.
-     *
-     * @param target     the Java method; it must never throw
-     * @param descriptor the C signature
-     * @return the function pointer
-     */
-    public static MemorySegment globalUpcall(MethodHandle target, FunctionDescriptor descriptor) {
-        try {
-            return LINKER.upcallStub(target, descriptor, Arena.global());
-        } catch (IllegalCallerException e) {
-            throw denied(e);
-        }
+    static void callDeleter(long deleter, long self) throws Throwable {
+        DELETER.invokeExact(MemorySegment.ofAddress(deleter), self);
     }
 }

@@ -7,13 +7,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.ChildJvm;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
+import org.jdlpack.testsupport.Race;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -80,30 +79,10 @@ class DoubleTakeTest {
     @RepeatedTest(20)
     void takesRacingFromEightThreadsHaveExactlyOneWinner() throws InterruptedException {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
-        AtomicInteger taken = new AtomicInteger();
-        AtomicInteger refused = new AtomicInteger();
         List<ImportedTensor> winners = java.util.Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            threads.add(Thread.ofPlatform().start(() -> {
-                try {
-                    start.await();
-                    winners.add(ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(), ImportLifetime.SHARED));
-                    taken.incrementAndGet();
-                } catch (IllegalStateException e) {
-                    refused.incrementAndGet();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }));
-        }
-        start.countDown();
-        for (Thread thread : threads) {
-            thread.join();
-        }
-        assertThat(taken).hasValue(1);
-        assertThat(refused).hasValue(7);
+        Race.Outcome outcome = Race.run(8, () -> winners.add(ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer(),
+                ImportLifetime.SHARED)));
+        assertThat(outcome).isEqualTo(new Race.Outcome(1, 7));
         winners.forEach(ImportedTensor::close);
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }

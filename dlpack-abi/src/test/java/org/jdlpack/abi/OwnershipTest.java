@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
+import org.jdlpack.testsupport.Race;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -49,29 +50,7 @@ class OwnershipTest {
     void sharedCloseRacingCloseFromEightThreadsCallsTheDeleterOnce() throws InterruptedException {
         CPeer.Produced produced = PEER.make(PeerTensor.legacy());
         ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer(), ImportLifetime.SHARED);
-        AtomicInteger closed = new AtomicInteger();
-        AtomicInteger refused = new AtomicInteger();
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            threads.add(Thread.ofPlatform().start(() -> {
-                try {
-                    start.await();
-                    tensor.close();
-                    closed.incrementAndGet();
-                } catch (IllegalStateException e) {
-                    refused.incrementAndGet();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }));
-        }
-        start.countDown();
-        for (Thread thread : threads) {
-            thread.join();
-        }
-        assertThat(closed).hasValue(1);
-        assertThat(refused).hasValue(7);
+        assertThat(Race.run(8, tensor::close)).isEqualTo(new Race.Outcome(1, 7));
         assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
     }
 

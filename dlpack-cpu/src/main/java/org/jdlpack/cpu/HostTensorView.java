@@ -32,6 +32,15 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * segment's scope: after an {@link ImportedTensor} is closed, or a {@link OwnedHostTensor}'s memory is
  * released, every access throws {@link IllegalStateException} instead of touching freed memory.
  *
+ * {@snippet :
+ * try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, pointer)) {
+ *     HostTensorView view = HostTensorView.of(tensor);              // the producer's memory, bounded and typed
+ *     float corner = view.getFloatAt(1, 2);                          // element [1, 2], whatever the strides
+ *     float[] all = new float[(int) view.layout().elementCount()];
+ *     view.copyTo(all);                                              // row-major, one bulk copy when compact
+ * }
+ * }
+ *
  * <h2>Indexing</h2>
  * Elements are addressed by their position in row-major (C) order, {@code 0} to
  * {@code layout().elementCount() - 1}, whatever the strides; {@link #index(long...)} turns a

@@ -28,6 +28,13 @@ import org.jdlpack.abi.TensorSpec;
  * <p>Memory allocated here comes from a shared arena, 256-byte aligned as the DLPack header
  * recommends, and zeroed.
  *
+ * {@snippet :
+ * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
+ *     tensor.host().setFloat(5, 60f);                         // write from Java
+ *     nativeLibrary.consume(tensor.export().consume());       // the library reads the same memory, no copy
+ * }                                                           // freed once the library has called the deleter
+ * }
+ *
  * <p>Thread safety: every method may be called from any thread. Element reads and writes through
  * {@link #host()} follow {@link HostTensorView}'s rules.
  */

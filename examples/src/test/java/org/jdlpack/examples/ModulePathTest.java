@@ -35,6 +35,13 @@ class ModulePathTest {
                         "jdlpack.onnxruntime.jar", "onnxruntime.jar").map(ModulePathTest::required)
                 .reduce((a, b) -> a + File.pathSeparator + b).orElseThrow();
         Path build = Path.of(System.getenv().getOrDefault("JDLPACK_BUILD_DIR", "target")).toAbsolutePath().resolve("modular");
+        // Fresh every run: javac --module leaves up-to-date-looking class files alone, even when the
+        // library they were compiled against changed.
+        if (Files.exists(build)) {
+            try (Stream<Path> old = Files.walk(build)) {
+                old.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
         Path sources = Path.of("src/test/modular").toAbsolutePath();
         List<String> javac = new ArrayList<>(List.of("-d", build.resolve(MODULE).toString(), "--module-path", modulePath,
                 "--module-source-path", sources.toString(), "--module", MODULE));

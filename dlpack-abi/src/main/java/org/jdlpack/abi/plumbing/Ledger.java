@@ -227,27 +227,60 @@ public final class Ledger {
         LEAKS.increment(); // after the report, so that whoever waits on the count also finds the report
     }
 
+    /** {@return how many watched entries are open: owners the safety net would still release} */
+    public static long openEntries() {
+        long open = 0;
+        for (Stripe stripe : STRIPES) {
+            open += stripe.size();
+        }
+        return open;
+    }
+
+    /**
+     * Stops the safety net's thread, which keeps this class and its class loader reachable while it
+     * runs; the next watched entry starts a new one. The caller has made sure that no entry is
+     * open ({@link #openEntries()} is 0), so nothing is left for the thread to release.
+     */
+    public static void stop() {
+        Thread running;
+        synchronized (Ledger.class) {
+            running = releaser;
+            releaser = null;
+        }
+        if (running != null) {
+            running.interrupt();
+            try {
+                running.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private static void startReleaser() {
         if (releaser != null) {
             return;
         }
         synchronized (Ledger.class) {
             if (releaser == null) {
-                Thread thread = new Thread(Ledger::releaseForgotten, "jdlpack-safety-net");
-                thread.setDaemon(true);
-                thread.start();
+                // Nothing inherited from whoever made the first entry: a task's context class loader
+                // or inheritable thread locals would stay reachable for as long as this thread runs.
+                Thread thread = Thread.ofPlatform().name("jdlpack-safety-net").daemon().inheritInheritableThreadLocals(false)
+                        .unstarted(Ledger::releaseForgotten);
+                thread.setContextClassLoader(Ledger.class.getClassLoader());
                 releaser = thread;
+                thread.start();
             }
         }
     }
 
-    /** The daemon loop: a queued entry's owner is unreachable; release what it still holds. */
+    /** The daemon loop: a queued entry's owner is unreachable; release what it still holds. Ends when {@link #stop()} replaces it. */
     private static void releaseForgotten() {
-        while (true) {
+        while (releaser == Thread.currentThread()) {
             try {
                 ((Entry) QUEUE.remove()).forgotten();
             } catch (InterruptedException e) {
-                // A daemon with nothing else to do: keep serving the queue.
+                // Stopped, or woken for no reason: the loop's condition says which.
             } catch (Throwable t) {
                 Diagnostics.report(Level.ERROR, "jdlpack's safety net failed to release a forgotten object", t);
             }
@@ -266,6 +299,7 @@ public final class Ledger {
     private static final class Stripe {
         private long p0, p1, p2, p3, p4, p5, p6, p7;
         private Entry head;
+        private int size;
         private long q0, q1, q2, q3, q4, q5, q6, q7;
 
         synchronized void add(Entry entry) {
@@ -275,6 +309,11 @@ public final class Ledger {
             }
             head = entry;
             entry.linked = true;
+            size++;
+        }
+
+        synchronized int size() {
+            return size;
         }
 
         synchronized void remove(Entry entry) {
@@ -282,6 +321,7 @@ public final class Ledger {
                 return;
             }
             entry.linked = false;
+            size--;
             if (entry.prev != null) {
                 entry.prev.next = entry.next;
             } else {

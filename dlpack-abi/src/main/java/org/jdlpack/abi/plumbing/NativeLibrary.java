@@ -3,15 +3,18 @@ package org.jdlpack.abi.plumbing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * A system library a device module calls (libOpenCL, libcudart), opened once, and the downcalls
- * bound from it.
+ * A native library a module calls (libOpenCL, libcudart, libpython), opened once, and the
+ * downcalls bound from it.
  *
  * <p>The call layers of both device modules load and bind the same way, so the policy lives here
  * once: the first candidate the dynamic loader opens wins, and a library or function that is
@@ -24,6 +27,9 @@ import java.util.function.Function;
 public final class NativeLibrary {
 
     private static final Linker LINKER = Linker.nativeLinker();
+    private static final int RTLD_NOW = 2;
+    /** Linux and macOS spell it differently: 0x100 on Linux, 0x8 on macOS. */
+    private static final int RTLD_GLOBAL = System.getProperty("os.name", "").startsWith("Mac") ? 0x8 : 0x100;
 
     /** Null when no candidate opened. */
     private final SymbolLookup lookup;
@@ -64,6 +70,53 @@ public final class NativeLibrary {
             }
         }
         return new NativeLibrary(null, null, loadFailure, exception);
+    }
+
+    /**
+     * Opens a library with its symbols global ({@code dlopen(RTLD_NOW | RTLD_GLOBAL)}), so that
+     * libraries it loads later resolve against it (CPython's extension modules, such as NumPy,
+     * against libpython), then binds from it.
+     *
+     * @param owner       the class that calls the library: its module is the one native-access
+     *                    messages name
+     * @param library     the library's path
+     * @param exception   the module's exception for a message
+     * @return the library
+     * @throws IllegalCallerException naming the flag to pass, when native access is denied
+     * @throws RuntimeException       the module's exception, if the library does not open
+     */
+    public static NativeLibrary openGlobally(Class<?> owner, Path library,
+                                             Function<String, ? extends RuntimeException> exception) {
+        NativeAccess.warnIfDisabled(owner);
+        try (Arena arena = Arena.ofConfined()) {
+            MethodHandle dlopen = LINKER.downcallHandle(LINKER.defaultLookup().find("dlopen").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                            ValueLayout.JAVA_INT));
+            MemorySegment handle = (MemorySegment) dlopen.invokeExact(
+                    arena.allocateFrom(library.toString()), RTLD_NOW | RTLD_GLOBAL);
+            if (handle.address() == 0) {
+                throw exception.apply("dlopen(" + library + ", RTLD_NOW | RTLD_GLOBAL) failed");
+            }
+            return new NativeLibrary(SymbolLookup.libraryLookup(library, Arena.global()), library.toString(), null, exception);
+        } catch (IllegalCallerException e) {
+            throw NativeAccess.denied(owner, e);
+        } catch (IllegalArgumentException e) {
+            throw exception.apply(library + " does not open: " + e.getMessage());
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /**
+     * The address of a symbol (a function or a variable such as {@code _Py_NoneStruct}).
+     *
+     * @param symbol its name
+     * @return the address, zero-length
+     * @throws RuntimeException the module's exception, naming the symbol, if the library lacks it or did not open
+     */
+    public MemorySegment symbol(String symbol) {
+        require();
+        return lookup.find(symbol).orElseThrow(() -> exception.apply(name + " lacks " + symbol));
     }
 
     /** {@return the candidate that opened, or empty when none did} */
