@@ -35,7 +35,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
  * {@code -Dserver.port=N}), then
- * {@code curl -s -H 'X-Shape: 1,16' --data-binary @row.bin localhost:8080/classify | od -A d -t d4 -N 8 -t f4}.
+ * {@code curl -s -H 'X-Shape: 1,16' --data-binary @row.bin localhost:8080/classify -o answer.bin} (see
+ * docs/onnxruntime.md for making {@code row.bin} and reading the answer).
  */
 public final class InferenceServer implements AutoCloseable {
 
