@@ -94,7 +94,7 @@ public final class ChildJvm {
     /**
      * What a child did.
      *
-     * @param exitCode its exit status: 134 for an abort (SIGSEGV in the JVM, a fatal error), -1 if it was killed at the limit
+     * @param exitCode its exit status: not 0 for a crash (134 for an abort such as a fatal error of an embedded runtime, 1 when the JVM reports a SIGSEGV and exits), -1 if it was killed at the limit
      * @param output   its standard output and error, interleaved
      */
     public record Outcome(int exitCode, String output) {
