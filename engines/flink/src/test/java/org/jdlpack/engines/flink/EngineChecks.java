@@ -42,9 +42,25 @@ final class EngineChecks {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (live.getAsInt() != 0 && System.nanoTime() < deadline) {
             System.gc();
+            drainSerializationCaches();
             Thread.sleep(100);
         }
         return live.getAsInt() == 0;
+    }
+
+    /**
+     * The JDK's serialization caches (java.io.ClassCache, behind ObjectStreamClass) hold each class
+     * they describe softly, but a cleared entry waits in a reference queue that holds its class
+     * strongly until the next lookup in that cache. A running engine serializes all the time, which
+     * drains it; a test that only waits does not, so it looks something up after each collection:
+     * the descriptor of this class was cleared by the collection, so the lookup also builds it anew
+     * and so drains the second cache (the reflectors) too.
+     */
+    private static void drainSerializationCaches() {
+        java.io.ObjectStreamClass.lookup(Drain.class);
+    }
+
+    private record Drain(int unused) implements java.io.Serializable {
     }
 
     /**
@@ -56,6 +72,16 @@ final class EngineChecks {
         Path file = Path.of(System.getProperty("jdlpack.engines.heapDump",
                 Path.of(System.getenv().getOrDefault("JDLPACK_BUILD_DIR", "target"), name + ".hprof").toString())).toAbsolutePath();
         try {
+            // The threads' stacks too: a frame running a method of the loader's classes keeps it alive
+            // without any path in the heap.
+            StringBuilder threads = new StringBuilder();
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                threads.append('"').append(thread.getName()).append("\" ").append(thread.getState()).append('\n');
+                for (StackTraceElement frame : stack) {
+                    threads.append("    at ").append(frame).append('\n');
+                }
+            });
+            Files.writeString(Path.of(file + ".threads.txt"), threads);
             Files.deleteIfExists(file);
             java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
                     .dumpHeap(file.toString(), true);

@@ -28,6 +28,11 @@ class FlinkParentFirstTest {
         for (String property : List.of("jdlpack.abi.jar", "jdlpack.cpu.jar", "jdlpack.testsupport.jar", "jdlpack.engines.job.sources")) {
             command.add("-D" + property + "=" + System.getProperty(property));
         }
+        // Diagnosis: JDLPACK_ENGINES_CHILD_OPTIONS="-XX:... -XX:..." adds JVM options to the child.
+        String extra = System.getenv().getOrDefault("JDLPACK_ENGINES_CHILD_OPTIONS", "").trim();
+        if (!extra.isEmpty()) {
+            command.addAll(List.of(extra.split("\\s+")));
+        }
         if (System.getProperty("jdlpack.engines.heapDump") != null) {
             command.add("-Djdlpack.engines.heapDump=" + System.getProperty("jdlpack.engines.heapDump"));
         }
