@@ -37,7 +37,7 @@ import org.jdlpack.testsupport.PeerTensor;
  *
  * <p>{@code java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar
  * org.jdlpack.benchmarks.ThreadScaling [operations per thread] [modes...]} (default 1,000,000 and
- * every mode). Output: one line per mode and thread count,
+ * every mode; {@code -Dscaling.threads=2} for other thread counts). Output: one line per mode and thread count,
  * {@code scaling mode=M threads=N cpu_ns=C wall_ns=W}, wall_ns the aggregate wall time per
  * operation (so throughput is 1 / wall_ns).
  */
@@ -46,7 +46,9 @@ public final class ThreadScaling {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final int UPCALLS_PER_CALL = 10_000;
-    private static final int[] THREAD_COUNTS = {1, 2, 4, 8};
+    /** The thread counts, or those of {@code -Dscaling.threads=2,4} (for a profiler run at one count). */
+    private static final int[] THREAD_COUNTS = java.util.Arrays.stream(System.getProperty("scaling.threads", "1,2,4,8").split(","))
+            .mapToInt(Integer::parseInt).toArray();
     private static final List<String> MODES = List.of("exportRoundTrip", "importDefault", "importScoped", "upcallControl");
     private static MemorySegment noop;
 
