@@ -21,9 +21,10 @@ record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
 
     @Override
     public ExportedTensor export(ExportRequest request) {
-        if (request.stream() != null) {
+        if (request.stream().isPresent()) {
             // The array API: stream is for device tensors; host consumers pass None.
-            throw new UnsupportedOperationException("stream=" + request.stream() + " given for a CPU tensor, which takes stream=None");
+            throw new UnsupportedOperationException("stream=" + request.stream().getAsLong()
+                    + " given for a CPU tensor, which takes stream=None");
         }
         ExportOptions options = ExportOptions.of(request.kind());
         return request.copyRequired() ? tensor.exportCopy(options) : tensor.export(options);

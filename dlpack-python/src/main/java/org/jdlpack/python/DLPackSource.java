@@ -8,6 +8,18 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * A Java tensor that can be handed to Python: {@link PythonRuntime#toPython(DLPackSource)} wraps it
  * in an object whose {@code __dlpack__} calls {@link #export(ExportRequest)} once per consumer.
  *
+ * {@snippet :
+ * record ColumnSource(OwnedHostTensor column) implements DLPackSource {
+ *     public DLDevice device() { return DLDevice.CPU; }
+ *     public ExportedTensor export(ExportRequest request) {
+ *         if (request.stream().isPresent() || request.copy() == ExportRequest.Copy.ALWAYS) {
+ *             throw new UnsupportedOperationException("shared as it is, on the CPU"); // BufferError in Python
+ *         }
+ *         return column.export(ExportOptions.of(request.kind()));
+ *     }
+ * }
+ * }
+ *
  * <p>{@link #of(OwnedHostTensor)} covers host memory. Other devices implement this interface themselves;
  * a CUDA source makes the consumer's stream wait for its work in {@code export}, with
  * {@code org.jdlpack.cuda.StreamContract.prepareForConsumer(producerStream, request.stream())}

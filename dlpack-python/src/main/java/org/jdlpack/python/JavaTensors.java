@@ -4,18 +4,19 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandles;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * The Java side of the Python {@code JavaTensor} objects: a table of the {@link DLPackSource}s that
@@ -40,12 +41,8 @@ import org.jdlpack.abi.ManagedTensorKind;
  *
  * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
  */
-@SuppressWarnings("restricted")
 final class JavaTensors {
 
-    /** {@code PyMethodDef}: ml_name, ml_meth, ml_flags, ml_doc. */
-    private static final StructLayout METHOD_DEF = MemoryLayout.structLayout(ADDRESS.withName("ml_name"),
-            ADDRESS.withName("ml_meth"), JAVA_INT.withName("ml_flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("ml_doc"));
     private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
 
     private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
@@ -56,8 +53,8 @@ final class JavaTensors {
     // work that may block, which must not run under the GIL. Python keeps these pointers: the
     // name for each capsule's life, the method definition for the life of the process.
     private static final MemorySegment REGISTRATION = Arena.global().allocateFrom("jdlpack.tensor");
-    private static final MemorySegment REGISTRATION_DESTRUCTOR = UpcallStubs.of(MethodHandles.lookup(), "registrationDestructor",
-            FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MemorySegment REGISTRATION_DESTRUCTOR = Interpreter.upcalls().stub(MethodHandles.lookup(),
+            "registrationDestructor", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MemorySegment DLPACK_DEF = methodDef("_jdlpack_dlpack", "dlpack");
 
     private JavaTensors() {
@@ -85,25 +82,24 @@ final class JavaTensors {
      * unregisters it; NULL with the error cleared if Python could not make it} Needs the GIL; only
      * downcalls.
      */
-    static MemorySegment registration(LibPython py, long id) throws Throwable {
-        MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(MemorySegment.ofAddress(id), REGISTRATION,
-                REGISTRATION_DESTRUCTOR);
+    static MemorySegment registration(long id) {
+        MemorySegment capsule = LibPython.capsuleNew(MemorySegment.ofAddress(id), REGISTRATION, REGISTRATION_DESTRUCTOR);
         if (capsule.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
         }
         return capsule;
     }
 
     /** Defines the built-in function in {@code dict}. Needs the GIL; only downcalls. */
-    static void install(LibPython py, MemorySegment dict) throws Throwable {
+    static void install(MemorySegment dict) {
         MemorySegment name = DLPACK_DEF.get(ADDRESS, 0);
-        MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(DLPACK_DEF, MemorySegment.NULL);
+        MemorySegment function = LibPython.cFunctionNew(DLPACK_DEF, MemorySegment.NULL);
         if (function.address() == 0) {
-            py.errPrint.invokeExact();
+            LibPython.errPrint();
             throw new IllegalStateException("PyCFunction_New failed for _jdlpack_dlpack");
         }
-        int rc = (int) py.dictSetItemString.invokeExact(dict, name, function);
-        py.decRef.invokeExact(function);
+        int rc = LibPython.dictSetItemString(dict, name, function);
+        LibPython.decRef(function);
         if (rc != 0) {
             throw new IllegalStateException("PyDict_SetItemString failed for _jdlpack_dlpack");
         }
@@ -111,8 +107,8 @@ final class JavaTensors {
 
     /** A {@code PyMethodDef} in global memory for the upcall target {@code javaName}. */
     private static MemorySegment methodDef(String pythonName, String javaName) {
-        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
-        MemorySegment def = Arena.global().allocate(METHOD_DEF);
+        MemorySegment stub = Interpreter.upcalls().stub(MethodHandles.lookup(), javaName, FASTCALL);
+        MemorySegment def = Arena.global().allocate(LibPython.METHOD_DEF);
         def.set(ADDRESS, 0, Arena.global().allocateFrom(pythonName));
         def.set(ADDRESS, 8, stub);
         def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
@@ -132,30 +128,29 @@ final class JavaTensors {
         }
     }
 
-    private static MemorySegment exportOrRaise(MemorySegment args, long nargs) throws Throwable {
-        LibPython py = PythonRuntime.lib();
+    private static MemorySegment exportOrRaise(MemorySegment args, long nargs) {
         try {
-            FastcallArguments arguments = new FastcallArguments(py, "_jdlpack_dlpack", args, nargs,
-                    "registration", "versioned", "stream", "copy");
+            FastcallArguments arguments = new FastcallArguments("_jdlpack_dlpack", args, nargs, "registration", "versioned", "stream",
+                    "copy");
             long id = arguments.capsule(0, REGISTRATION, "a JavaTensor's 'jdlpack.tensor' capsule").address();
             boolean versioned = arguments.bool(1);
-            Long stream = arguments.optionalLong(2);
+            OptionalLong stream = arguments.optionalLong(2);
             long copyCode = arguments.longValue(3);
             if (copyCode < -1 || copyCode > 1) {
                 throw arguments.badValue(3, "-1 (None), 0 (False) or 1 (True)", copyCode);
             }
             DLPackSource source = LIVE.get(id);
             if (source == null) {
-                return raise(py, py.bufferError, "the Java tensor behind this object was released");
+                return raise(LibPython.BUFFER_ERROR, "the Java tensor behind this object was released");
             }
             ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
-                    copyCode < 0 ? null : copyCode == 1);
+                    copyCode < 0 ? ExportRequest.Copy.IF_NEEDED : copyCode == 1 ? ExportRequest.Copy.ALWAYS : ExportRequest.Copy.NEVER);
             ExportedTensor handle = null;
             MemorySegment pointer = null;
             RuntimeException refused = null;
             Throwable failed = null;
             // Java code runs without the GIL: the export may block, and other Python threads may run meanwhile.
-            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact();
+            MemorySegment thread = LibPython.saveThread();
             try {
                 handle = source.export(request);
                 pointer = handle.consume(); // the capsule owns it from here
@@ -167,18 +162,18 @@ final class JavaTensors {
             if (pointer == null && handle != null) {
                 handle.close(); // an export that was made but could not be handed over (never expected)
             }
-            py.restoreThread.invokeExact(thread); // the same carrier: this upcall pins a virtual thread
+            LibPython.restoreThread(thread); // the same carrier: this upcall pins a virtual thread
             if (refused != null) {
-                return raise(py, py.bufferError, refused.getMessage());
+                return raise(LibPython.BUFFER_ERROR, refused.getMessage());
             }
             if (failed != null || handle == null || pointer == null) {
-                return raise(py, py.runtimeError, "the Java tensor's export failed: " + failed);
+                return raise(LibPython.RUNTIME_ERROR, "the Java tensor's export failed: " + failed);
             }
-            return Capsules.wrap(py, handle.kind(), pointer);
+            return Capsules.wrap(handle.kind(), pointer);
         } catch (FastcallArguments.Refused e) {
-            return raise(py, e.type(), e.getMessage());
+            return raise(e.type(), e.getMessage());
         } catch (Throwable t) {
-            return raise(py, py.runtimeError, t.toString());
+            return raise(LibPython.RUNTIME_ERROR, t.toString());
         }
     }
 
@@ -189,30 +184,21 @@ final class JavaTensors {
     @SuppressWarnings("unused") // the upcall target
     private static void registrationDestructor(MemorySegment capsule) {
         try {
-            LibPython py = PythonRuntime.lib();
-            if ((int) py.capsuleIsValid.invokeExact(capsule, REGISTRATION) != 0) { // never sets an exception
-                MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, REGISTRATION);
+            if (LibPython.capsuleIsValid(capsule, REGISTRATION)) { // never sets an exception
+                MemorySegment pointer = LibPython.capsuleGetPointer(capsule, REGISTRATION);
                 LIVE.remove(pointer.address());
             }
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a JavaTensor registration's destructor failed", t);
-            } catch (Throwable ignored) {
-                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
-            }
+            Diagnostics.report(Level.ERROR, "a JavaTensor registration's destructor failed", t);
         }
     }
 
     /** Sets a Python exception and returns NULL; never throws. */
-    private static MemorySegment raise(LibPython py, MemorySegment type, String message) {
+    static MemorySegment raise(MemorySegment type, String message) {
         try (Arena arena = Arena.ofConfined()) {
-            py.errSetString.invokeExact(type, arena.allocateFrom(message == null ? "(no message)" : message));
+            LibPython.errSetString(type, arena.allocateFrom(message == null ? "(no message)" : message));
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "could not raise a Python exception", t);
-            } catch (Throwable ignored) {
-                // Never throws, not even when logging fails.
-            }
+            Diagnostics.report(Level.ERROR, "could not raise a Python exception", t);
         }
         return MemorySegment.NULL;
     }
