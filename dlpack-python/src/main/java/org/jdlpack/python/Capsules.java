@@ -91,20 +91,23 @@ final class Capsules {
 
     /**
      * The capsule destructor: Python calls it with the GIL held, on any thread (a virtual thread is
-     * pinned here by the native frame below). Never throws.
+     * pinned here by the native frame below), possibly while an exception is pending, which it
+     * leaves alone (it calls nothing that sets or clears one). Never throws.
      */
     @SuppressWarnings("unused") // the upcall target
     private static void destructor(MemorySegment capsule) {
         try {
-            for (ManagedTensorKind kind : ManagedTensorKind.values()) {
-                if (LibPython.capsuleIsValid(capsule, name(kind))) {
-                    MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
-                    ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
-                    UNCONSUMED_RELEASES.incrementAndGet();
-                    return;
-                }
+            // This destructor is only on capsules made here, with one of these two name pointers;
+            // a consumer that took the tensor renamed the capsule, so its name pointer is another.
+            long name = LibPython.capsuleGetName(capsule).address();
+            ManagedTensorKind kind = name == VERSIONED.address() ? ManagedTensorKind.VERSIONED
+                    : name == LEGACY.address() ? ManagedTensorKind.LEGACY : null;
+            if (kind == null) {
+                return; // a used capsule: its consumer owns the tensor now
             }
-            // A used capsule: its consumer owns the tensor now.
+            MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
+            ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
+            UNCONSUMED_RELEASES.incrementAndGet();
         } catch (Throwable t) {
             Diagnostics.report(Level.ERROR, "DLPack capsule destructor failed", t);
         }

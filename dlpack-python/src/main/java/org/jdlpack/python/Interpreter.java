@@ -35,6 +35,7 @@ final class Interpreter {
     // Set once by start, before LibPython and the upcall classes are initialized (they read them there).
     private static volatile NativeLibrary library;
     private static volatile Upcalls upcalls;
+    private static volatile PythonLocation location;
 
     /** {@code _guard(f, *args)}: every call from Java goes through it (see {@link GuardedCalls}). */
     final MemorySegment guard;
@@ -43,8 +44,6 @@ final class Interpreter {
     final MemorySegment getFunction;
     final MemorySegment setFunction;
     final MemorySegment capsuleOf;
-    /** {@code _java_tensor(registration, device_type, device_id)}: makes a {@code JavaTensor}. */
-    final MemorySegment javaTensorFactory;
 
     private Interpreter(Arena arena, MemorySegment dict) {
         guard = member(arena, dict, "_guard");
@@ -53,7 +52,6 @@ final class Interpreter {
         getFunction = member(arena, dict, "_get");
         setFunction = member(arena, dict, "_set");
         capsuleOf = member(arena, dict, "_capsule_of");
-        javaTensorFactory = member(arena, dict, "_java_tensor");
     }
 
     /** {@return libpython, opened; only after {@link #start} has opened it} */
@@ -63,6 +61,15 @@ final class Interpreter {
             throw new IllegalStateException("libpython is used before PythonRuntime opened it");
         }
         return opened;
+    }
+
+    /** {@return the Python being started or running, for the classes that read its layout; only after {@link #start} began} */
+    static PythonLocation location() {
+        PythonLocation started = location;
+        if (started == null) {
+            throw new IllegalStateException("the Python location is read before PythonRuntime started");
+        }
+        return started;
     }
 
     /** {@return the stubs' owner, for the upcall classes; only after {@link #start} has made it} */
@@ -80,9 +87,10 @@ final class Interpreter {
      * @throws PythonUnavailableException if the library does not load
      * @throws IllegalCallerException     naming the flag, if native access is denied to this module
      */
-    static Interpreter start(PythonLocation location) {
+    static Interpreter start(PythonLocation pythonLocation) {
         String bootstrap = bootstrapSource();
-        library = NativeLibrary.openGlobally(PythonRuntime.class, location.library(), PythonUnavailableException::new);
+        location = pythonLocation;
+        library = NativeLibrary.openGlobally(PythonRuntime.class, pythonLocation.library(), PythonUnavailableException::new);
         upcalls = Upcalls.open(PythonRuntime.class);
         initializeUpcallClasses();
         try (Arena arena = Arena.ofConfined()) {
@@ -90,8 +98,8 @@ final class Interpreter {
             int hostGilState = 0;
             if (started) {
                 // Embedded, Python cannot find its prefix from the executable (java); tell it.
-                int rc = LibPython.setenv(arena.allocateFrom("PYTHONHOME"), arena.allocateFrom(location.home()));
-                rc |= LibPython.setenv(arena.allocateFrom("PYTHONPATH"), arena.allocateFrom(location.path()));
+                int rc = LibPython.setenv(arena.allocateFrom("PYTHONHOME"), arena.allocateFrom(pythonLocation.home()));
+                rc |= LibPython.setenv(arena.allocateFrom("PYTHONPATH"), arena.allocateFrom(pythonLocation.path()));
                 if (rc != 0) {
                     throw new IllegalStateException("setenv(PYTHONHOME/PYTHONPATH) failed");
                 }
@@ -140,8 +148,9 @@ final class Interpreter {
      */
     private static void initializeUpcallClasses() {
         MethodHandles.Lookup lookup = MethodHandles.lookup();
-        for (Class<?> type : new Class<?>[] {LibPython.class, Gil.class, JavaTensors.class, Capsules.class, ForeignDeleterGuard.class,
-                FastcallArguments.class, FastcallArguments.Refused.class, GuardedCalls.class, PythonException.class, PythonValues.class}) {
+        for (Class<?> type : new Class<?>[] {LibPython.class, Gil.class, JavaTensors.class, JavaTensorType.class, ExchangeApi.class,
+                ExchangeImports.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class, FastcallArguments.Refused.class,
+                GuardedCalls.class, PythonException.class, PythonValues.class, ExportRequest.class, CpuSource.class}) {
             try {
                 lookup.ensureInitialized(type);
             } catch (IllegalAccessException e) {
@@ -159,6 +168,7 @@ final class Interpreter {
         MemorySegment builtins = LibPython.dictGetItemString(mainDict, arena.allocateFrom("__builtins__"));
         int rc = LibPython.dictSetItemString(dict, arena.allocateFrom("__builtins__"), builtins);
         JavaTensors.install(dict);
+        JavaTensorType.install(arena, dict);
         MemorySegment result = LibPython.runString(arena.allocateFrom(bootstrap), LibPython.PY_FILE_INPUT, dict, dict);
         if (rc != 0 || result.address() == 0) {
             LibPython.errPrint();

@@ -26,8 +26,11 @@ import org.jdlpack.abi.plumbing.NativeLibrary;
  * {@link MemorySegment}; the methods check nothing Python does not check itself (a NULL result
  * means a Python exception is set, as the C API says).
  *
- * <p>Only the stable, exported C API is used (no macros, no struct fields of Python objects), so
- * any CPython 3.8 or newer with a shared libpython works.
+ * <p>Only the stable, exported C API is used (no macros), so any CPython 3.9 or newer with a
+ * shared libpython works. Two facts of the object layout are used, both read from the interpreter
+ * at run time: the size of the {@code PyObject} header ({@code object.__basicsize__}), after which
+ * this module's own type puts its fields, and that {@code ob_type} is the header's last field (in
+ * default and free-threaded builds alike).
  *
  * <p>The library is the one {@link Interpreter#start} opened with {@code RTLD_GLOBAL} before this
  * class is first used; this class is initialized only after that (its handles are constants the
@@ -43,12 +46,43 @@ final class LibPython {
     static final int PY_FILE_INPUT = 257;
     /** {@code METH_FASTCALL}: {@code PyObject* f(PyObject* self, PyObject* const* args, Py_ssize_t nargs)}. */
     static final int METH_FASTCALL = 0x0080;
+    /** With {@code METH_FASTCALL}: {@code PyObject* f(self, args, nargs, PyObject* kwnames)}, keyword values after the positional ones. */
+    static final int METH_KEYWORDS = 0x0002;
+    /** {@code METH_NOARGS}: {@code PyObject* f(PyObject* self, PyObject* unused)}. */
+    static final int METH_NOARGS = 0x0004;
+    /** {@code Py_TPFLAGS_DEFAULT}: {@code Py_TPFLAGS_HAVE_VERSION_TAG}. */
+    static final int TPFLAGS_DEFAULT = 1 << 18;
+    /** {@code Py_TPFLAGS_DISALLOW_INSTANTIATION} (3.10 and newer): calling the type raises {@code TypeError}. */
+    static final int TPFLAGS_DISALLOW_INSTANTIATION = 1 << 7;
+    /** {@code PyType_Slot} numbers (typeslots.h, part of the stable ABI). */
+    static final int TP_DEALLOC = 52;
+    static final int TP_DOC = 56;
+    static final int TP_METHODS = 64;
+    static final int TP_MEMBERS = 72;
+    static final int TP_FREE = 74;
+    /** {@code PyMemberDef} types and flags (structmember.h, part of the stable ABI). */
+    static final int T_OBJECT_EX = 16;
+    static final int T_PYSSIZET = 19;
+    static final int READONLY = 1;
 
     /** {@code PyMethodDef}: ml_name, ml_meth, ml_flags, ml_doc. */
     static final MemoryLayout METHOD_DEF = MemoryLayout.structLayout(ADDRESS.withName("ml_name"), ADDRESS.withName("ml_meth"),
             JAVA_INT.withName("ml_flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("ml_doc"));
 
+    /** {@code PyMemberDef}: name, type, offset, flags, doc. */
+    static final MemoryLayout MEMBER_DEF = MemoryLayout.structLayout(ADDRESS.withName("name"), JAVA_INT.withName("type"),
+            MemoryLayout.paddingLayout(4), JAVA_LONG.withName("offset"), JAVA_INT.withName("flags"), MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("doc"));
+    /** {@code PyType_Spec}: name, basicsize, itemsize, flags, slots. */
+    static final MemoryLayout TYPE_SPEC = MemoryLayout.structLayout(ADDRESS.withName("name"), JAVA_INT.withName("basicsize"),
+            JAVA_INT.withName("itemsize"), JAVA_INT.withName("flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("slots"));
+    /** {@code PyType_Slot}: slot, pfunc. */
+    static final MemoryLayout TYPE_SLOT = MemoryLayout.structLayout(JAVA_INT.withName("slot"), MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("pfunc"));
+
     private static final Linker LINKER = Linker.nativeLinker();
+    /** All of memory, for reading the structs Python and producers hand over; sliced to each struct's size. */
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private static final NativeLibrary LIBRARY = Interpreter.library();
 
     private static final MethodHandle INITIALIZE_EX = bind("Py_InitializeEx", FunctionDescriptor.ofVoid(JAVA_INT));
@@ -64,12 +98,24 @@ final class LibPython {
     private static final MethodHandle DICT_SET_ITEM_STRING = bind("PyDict_SetItemString",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle DICT_GET_ITEM_STRING = bind("PyDict_GetItemString", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle INC_REF = bind("Py_IncRef", FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MethodHandle INC_REF = bindLeaf("Py_IncRef", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MethodHandle DEC_REF = bind("Py_DecRef", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MethodHandle UNICODE_FROM_STRING_AND_SIZE = bind("PyUnicode_FromStringAndSize",
             FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle UNICODE_AS_UTF8_AND_SIZE = bind("PyUnicode_AsUTF8AndSize",
             FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle UNICODE_INTERN_FROM_STRING = bind("PyUnicode_InternFromString",
+            FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle OBJECT_REPR = bind("PyObject_Repr", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle OBJECT_SET_ATTR_STRING = bind("PyObject_SetAttrString",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle TUPLE_SIZE = bindLeaf("PyTuple_Size", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+    private static final MethodHandle SEQUENCE_GET_ITEM = bind("PySequence_GetItem", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
+    private static final MethodHandle NUMBER_LONG = bind("PyNumber_Long", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle TYPE_FROM_SPEC = bind("PyType_FromSpec", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle TYPE_GET_SLOT = bind("PyType_GetSlot", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+    private static final MethodHandle TYPE_GENERIC_ALLOC = bind("PyType_GenericAlloc", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
+    private static final MethodHandle OBJECT_CLEAR_WEAK_REFS = bind("PyObject_ClearWeakRefs", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MethodHandle OBJECT_STR = bind("PyObject_Str", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle OBJECT_IS_TRUE = bind("PyObject_IsTrue", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     private static final MethodHandle OBJECT_TYPE = bind("PyObject_Type", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -83,19 +129,24 @@ final class LibPython {
     private static final MethodHandle LONG_AS_LONG_LONG = bind("PyLong_AsLongLong", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
     private static final MethodHandle FLOAT_FROM_DOUBLE = bind("PyFloat_FromDouble", FunctionDescriptor.of(ADDRESS, JAVA_DOUBLE));
     private static final MethodHandle FLOAT_AS_DOUBLE = bind("PyFloat_AsDouble", FunctionDescriptor.of(JAVA_DOUBLE, ADDRESS));
-    private static final MethodHandle CAPSULE_NEW = bind("PyCapsule_New", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle CAPSULE_NEW = bindLeaf("PyCapsule_New", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle CAPSULE_IS_VALID = bind("PyCapsule_IsValid", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle CAPSULE_GET_POINTER = bind("PyCapsule_GetPointer", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle CAPSULE_SET_NAME = bind("PyCapsule_SetName", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle CAPSULE_GET_NAME = bind("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle CAPSULE_GET_NAME = bindLeaf("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle CFUNCTION_NEW = bind("PyCFunction_New", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle ERR_SET_STRING = bind("PyErr_SetString", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
-    private static final MethodHandle ERR_OCCURRED = bind("PyErr_Occurred", FunctionDescriptor.of(ADDRESS));
+    private static final MethodHandle ERR_OCCURRED = bindLeaf("PyErr_Occurred", FunctionDescriptor.of(ADDRESS));
     private static final MethodHandle ERR_EXCEPTION_MATCHES = bind("PyErr_ExceptionMatches", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     private static final MethodHandle ERR_FETCH = bind("PyErr_Fetch", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle ERR_CLEAR = bind("PyErr_Clear", FunctionDescriptor.ofVoid());
     private static final MethodHandle ERR_PRINT = bind("PyErr_Print", FunctionDescriptor.ofVoid());
     private static final MethodHandle SETENV = bind("setenv", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    /** A C function by its address: {@code int f(void*, void*)}, the exchange API's calls with two pointers. */
+    private static final MethodHandle CALL_INT_POINTER_POINTER = LINKER.downcallHandle(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** A C function by its address: {@code void f(void*, const char*, const char*)}, the exchange allocator's {@code SetError}. */
+    private static final MethodHandle CALL_POINTER_POINTER_POINTER = LINKER.downcallHandle(
+            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS));
     /** A C function by its address: {@code void f(void*)}, a deleter. */
     private static final MethodHandle CALL_POINTER = LINKER.downcallHandle(FunctionDescriptor.ofVoid(ADDRESS));
 
@@ -109,13 +160,24 @@ final class LibPython {
     static final MemorySegment TYPE_ERROR = exceptionType("PyExc_TypeError");
     static final MemorySegment VALUE_ERROR = exceptionType("PyExc_ValueError");
     static final MemorySegment OVERFLOW_ERROR = exceptionType("PyExc_OverflowError");
+    /** {@code PyBaseObject_Type}: {@code object}. */
+    static final MemorySegment OBJECT_TYPE_OBJECT = LIBRARY.symbol("PyBaseObject_Type");
 
     private LibPython() {
     }
 
+    /**
+     * A leaf function: one that never calls back into Python or Java, never blocks and never runs
+     * long (reference count increments, reading a capsule's name, making a capsule), bound as a
+     * critical downcall ({@link Linker.Option#critical}), which skips the thread-state transition.
+     */
+    private static MethodHandle bindLeaf(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(LIBRARY.symbol(name), descriptor, Linker.Option.critical(false));
+    }
+
     private static MethodHandle bind(String name, FunctionDescriptor descriptor) {
         return LIBRARY.bind(name, descriptor, LIBRARY.name().orElse("libpython") + " has no function " + name
-                + ", which dlpack-python calls; it needs CPython 3.8 or newer");
+                + ", which dlpack-python calls; it needs CPython 3.9 or newer");
     }
 
     private static MemorySegment exceptionType(String name) {
@@ -131,7 +193,7 @@ final class LibPython {
 
     /** {@return {@code length} bytes at {@code address}, readable and writable} */
     static MemorySegment memory(MemorySegment address, long length) {
-        return address.reinterpret(length);
+        return ALL.asSlice(address.address(), length); // a slice: no restricted call on the hot paths
     }
 
     // ---- The interpreter and the GIL ----
@@ -282,6 +344,94 @@ final class LibPython {
             throw Downcalls.rethrow(t);
         }
         return chars.address() == 0 ? chars : chars.reinterpret(size.get(JAVA_LONG, 0));
+    }
+
+    /** {@return a new reference to the interned {@code str}, or NULL with an exception set} */
+    static MemorySegment unicodeInternFromString(MemorySegment chars) {
+        try {
+            return (MemorySegment) UNICODE_INTERN_FROM_STRING.invokeExact(chars);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    static MemorySegment objectRepr(MemorySegment object) {
+        try {
+            return (MemorySegment) OBJECT_REPR.invokeExact(object);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return 0, or -1 with an exception set} */
+    static int objectSetAttrString(MemorySegment object, MemorySegment name, MemorySegment value) {
+        try {
+            return (int) OBJECT_SET_ATTR_STRING.invokeExact(object, name, value);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return the tuple's length, or -1 with an exception set if it is not a tuple} */
+    static long tupleSize(MemorySegment tuple) {
+        try {
+            return (long) TUPLE_SIZE.invokeExact(tuple);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return a new reference to {@code sequence[index]}, or NULL with an exception set} */
+    static MemorySegment sequenceGetItem(MemorySegment sequence, long index) {
+        try {
+            return (MemorySegment) SEQUENCE_GET_ITEM.invokeExact(sequence, index);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return {@code int(object)}, a new reference, or NULL with an exception set} */
+    static MemorySegment numberLong(MemorySegment object) {
+        try {
+            return (MemorySegment) NUMBER_LONG.invokeExact(object);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return a new heap type, or NULL with an exception set} */
+    static MemorySegment typeFromSpec(MemorySegment spec) {
+        try {
+            return (MemorySegment) TYPE_FROM_SPEC.invokeExact(spec);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return the function in a type's slot ({@code Py_tp_free}, ...), or NULL} */
+    static MemorySegment typeGetSlot(MemorySegment type, int slot) {
+        try {
+            return (MemorySegment) TYPE_GET_SLOT.invokeExact(type, slot);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return a new, zero-filled instance of {@code type} holding a reference to it, or NULL with an exception set} */
+    static MemorySegment typeGenericAlloc(MemorySegment type) {
+        try {
+            return (MemorySegment) TYPE_GENERIC_ALLOC.invokeExact(type, 0L);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    static void objectClearWeakRefs(MemorySegment object) {
+        try {
+            OBJECT_CLEAR_WEAK_REFS.invokeExact(object);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
     }
 
     static MemorySegment objectStr(MemorySegment object) {
@@ -491,6 +641,24 @@ final class LibPython {
     }
 
     // ---- C functions by address ----
+
+    /** Calls {@code int function(void* first, void* second)}, an exchange API entry. */
+    static int callIntPointerPointer(MemorySegment function, MemorySegment first, MemorySegment second) {
+        try {
+            return (int) CALL_INT_POINTER_POINTER.invokeExact(function, first, second);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** Calls {@code void function(void* context, const char* kind, const char* message)}, a {@code SetError}. */
+    static void callSetError(MemorySegment function, MemorySegment context, MemorySegment kind, MemorySegment message) {
+        try {
+            CALL_POINTER_POINTER_POINTER.invokeExact(function, context, kind, message);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
 
     /** Calls {@code void function(void* argument)}, a deleter. */
     static void callPointer(MemorySegment function, MemorySegment argument) {

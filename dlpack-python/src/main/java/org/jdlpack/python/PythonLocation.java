@@ -20,8 +20,12 @@ import java.util.concurrent.TimeUnit;
  * @param path       its {@code sys.path}, for {@code PYTHONPATH}
  * @param version    the Python version, e.g. {@code 3.11.7}
  * @param realExecutable {@code sys.executable} with links resolved, as that Python reports it
+ * @param objectSize     {@code object.__basicsize__}: the size of the {@code PyObject} header (16
+ *                       bytes, more in a free-threaded build), where this module's type puts its
+ *                       fields
  */
-record PythonLocation(String executable, Path library, String home, String path, String version, String realExecutable) {
+record PythonLocation(String executable, Path library, String home, String path, String version, String realExecutable,
+                      long objectSize) {
 
     /** The system property naming the python3 to embed. */
     static final String PROPERTY = "org.jdlpack.python";
@@ -43,7 +47,8 @@ record PythonLocation(String executable, Path library, String home, String path,
             "print('home=' + sys.base_prefix)",
             "print('path=' + os.pathsep.join(p for p in sys.path if p))",
             "print('version=' + sys.version.split()[0])",
-            "print('executable=' + os.path.realpath(sys.executable))");
+            "print('executable=' + os.path.realpath(sys.executable))",
+            "print('basicsize=' + str(object.__basicsize__))");
 
     /**
      * {@return the python3 to embed when the caller names none: the system property
@@ -62,6 +67,14 @@ record PythonLocation(String executable, Path library, String home, String path,
     static String executableFromEnvironment() {
         String configured = System.getenv(ENVIRONMENT);
         return configured == null || configured.isBlank() ? "python3" : configured;
+    }
+
+    /** {@return whether this Python is {@code major.minor} or newer} */
+    boolean atLeast(int major, int minor) {
+        String[] parts = version.split("\\.");
+        int actualMajor = Integer.parseInt(parts[0]);
+        int actualMinor = parts.length > 1 ? Integer.parseInt(parts[1].replaceAll("\\D.*", "")) : 0;
+        return actualMajor > major || actualMajor == major && actualMinor >= minor;
     }
 
     /**
@@ -131,6 +144,6 @@ record PythonLocation(String executable, Path library, String home, String path,
                     + ") has no shared libpython, which embedding needs; " + INSTALL_HINT, true);
         }
         return new PythonLocation(executable, Path.of(library), facts.get("home"), facts.getOrDefault("path", ""),
-                facts.get("version"), facts.getOrDefault("executable", executable));
+                facts.get("version"), facts.getOrDefault("executable", executable), Long.parseLong(facts.getOrDefault("basicsize", "16")));
     }
 }

@@ -7,6 +7,7 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
@@ -302,23 +303,9 @@ public final class PythonRuntime {
         long id = JavaTensors.register(source); // before the GIL: a concurrent map write may block
         MemorySegment object;
         try {
-            object = Gil.call(arena -> {
-                // From here the capsule owns the registration: dropping it (here on a failure, or
-                // with the JavaTensor) unregisters.
-                MemorySegment registration = JavaTensors.registration(id);
-                if (registration.address() == 0) {
-                    throw new OutOfMemoryError("PyCapsule_New failed for a JavaTensor registration");
-                }
-                MemorySegment[] arguments = {registration, LibPython.longFromLong(device.deviceType()),
-                        LibPython.longFromLong(device.deviceId())};
-                try {
-                    return calls.invoke(interpreter.javaTensorFactory, arguments);
-                } finally {
-                    for (MemorySegment argument : arguments) {
-                        LibPython.decRef(argument);
-                    }
-                }
-            });
+            // From the capsule made inside on, the registration is the capsule's: dropping it (on a
+            // failure here, or with the JavaTensor) unregisters.
+            object = Gil.call(arena -> JavaTensorType.newInstance(id, device));
         } catch (RuntimeException | Error e) {
             JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
             throw e;
@@ -327,10 +314,19 @@ public final class PythonRuntime {
     }
 
     /**
-     * Imports a Python tensor: calls {@code __dlpack__(max_version=(1, 3))}, or {@code __dlpack__()}
-     * when the producer predates DLPack 1.0 and rejects {@code max_version} (a {@code TypeError}),
-     * consumes the capsule (renamed {@code used_dltensor_versioned} / {@code used_dltensor}) and
-     * imports the managed tensor, zero copy. An unconsumed DLPack capsule is accepted as it is.
+     * Imports a Python tensor, zero copy, by the fastest way its type offers:
+     * <ol>
+     *   <li>the DLPack 1.3 C exchange API, when the object's type has a usable table in
+     *       {@code __dlpack_c_exchange_api__} (version major 1, {@code managed_tensor_from_py_object_no_sync}
+     *       not NULL; checked once per type): one C call, no Python code (Java tensors, PyTorch
+     *       2.10 and later). A tensor on a device other than the CPU is given back and taken
+     *       through {@code __dlpack__}, whose {@code stream=None} makes the producer order its
+     *       work first, which the exchange API leaves to the consumer;</li>
+     *   <li>else {@code __dlpack__(max_version=(1, 3))}, or {@code __dlpack__()} when the producer
+     *       predates DLPack 1.0 and rejects {@code max_version} (a {@code TypeError}); the capsule
+     *       is consumed (renamed {@code used_dltensor_versioned} / {@code used_dltensor}). An
+     *       unconsumed DLPack capsule is accepted as it is.</li>
+     * </ol>
      *
      * The tensor has the default lifetime, {@link ImportLifetime#CONFINED}: this thread reads it
      * and closes it.
@@ -360,7 +356,12 @@ public final class PythonRuntime {
     public ImportedTensor importTensor(PythonObject tensor, ImportLifetime lifetime) {
         Objects.requireNonNull(lifetime, "lifetime");
         Capsules.Taken taken = Gil.call(arena -> {
-            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, tensor.pointer());
+            MemorySegment object = tensor.pointer();
+            MemorySegment exchanged = ExchangeImports.tryTake(arena, object);
+            if (exchanged.address() != 0) {
+                return new Capsules.Taken(ManagedTensorKind.VERSIONED, exchanged);
+            }
+            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, object);
             try {
                 return Capsules.take(capsule);
             } finally {

@@ -108,32 +108,42 @@ final class PythonValues {
         return value == 1;
     }
 
-    /**
-     * Takes the pending Python exception (clearing it) into a {@link PythonException} whose last
-     * line is Python's, e.g. {@code TypeError: 'float' object cannot be interpreted as an integer}.
-     */
     private static PythonException raised(String conversion, MemorySegment object) {
-        String type;
-        String error;
+        String error = pendingError();
+        return new PythonException("PythonObject." + conversion + " of a Python " + typeName(object) + " failed:\n" + error);
+    }
+
+    /**
+     * Takes the pending Python exception (clearing it) into a {@link PythonException} whose
+     * message is {@code what}, then Python's line, e.g.
+     * {@code BufferError: the Java tensor behind this object was released}.
+     */
+    static PythonException pending(String what) {
+        return new PythonException(what + ":\n" + pendingError());
+    }
+
+    /** {@return the pending exception as "Type: message", the indicator cleared} Calls Python only once it is clear. */
+    private static String pendingError() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment slots = arena.allocate(ADDRESS, 3);
             LibPython.errFetch(slots, slots.asSlice(ADDRESS.byteSize()), slots.asSlice(2 * ADDRESS.byteSize()));
-            type = typeName(object); // with the error indicator clear: it calls Python
             MemorySegment errorType = slots.getAtIndex(ADDRESS, 0);
             MemorySegment errorValue = slots.getAtIndex(ADDRESS, 1);
             try {
-                String name = errorType.address() == 0 ? "Error" : typeNameOfType(errorType);
+                if (errorType.address() == 0) {
+                    return "(no Python exception was set)";
+                }
+                String name = typeNameOfType(errorType);
                 String message = errorValue.address() == 0 ? "" : GuardedCalls.str(errorValue);
-                error = message.isEmpty() ? name : name + ": " + message;
+                return message.isEmpty() ? name : name + ": " + message;
             } catch (RuntimeException e) {
-                error = "an exception whose message cannot be read";
+                return "an exception whose message cannot be read";
             } finally {
                 for (int i = 0; i < 3; i++) {
                     LibPython.decRef(slots.getAtIndex(ADDRESS, i)); // NULL is allowed
                 }
             }
         }
-        return new PythonException("PythonObject." + conversion + " of a Python " + type + " failed:\n" + error);
     }
 
     /** {@return {@code type(object).__qualname__}, or "?" if Python cannot say} Never leaves an exception set. */
