@@ -10,7 +10,8 @@
  * Consumer (xc_consume_exchange, xc_view_exchange, xc_allocate, xc_round_trip): look the capsule up
  * on the object's type, check the version major first (walking prev_api), NULL-check every slot,
  * call the functions in the order the header describes (managed_tensor_from_py_object_no_sync,
- * then current_work_stream for the tensor's device, then use the tensor, then its deleter), and
+ * then current_work_stream for the tensor's device unless it is the CPU, then use the tensor,
+ * then its deleter), and
  * recycle a tensor through its deleter when anything after taking it fails. xc_consume_dlpack is
  * the same consumer on __dlpack__(max_version=(1, 3)), for comparison.
  *
@@ -155,8 +156,10 @@ int xc_consume_exchange(PyObject* object, int64_t n, int64_t* out) {
       recycle(tensor); /* the deleter is the one part of the layout every major keeps */
       return XC_BAD_TENSOR;
     }
+    /* The stream to launch work on; a CPU tensor has none, and the header lets the consumer skip the call. */
     void* stream = NULL;
-    if (api->current_work_stream(tensor->dl_tensor.device.device_type, tensor->dl_tensor.device.device_id, &stream) != 0) {
+    if (tensor->dl_tensor.device.device_type != kDLCPU
+        && api->current_work_stream(tensor->dl_tensor.device.device_type, tensor->dl_tensor.device.device_id, &stream) != 0) {
       recycle(tensor);
       return -1;
     }
@@ -167,6 +170,19 @@ int xc_consume_exchange(PyObject* object, int64_t n, int64_t* out) {
     recycle(tensor); /* done with it */
   }
   return 0;
+}
+
+/* Asks the current_work_stream of object's type for a device; out[0] the stream. */
+int xc_current_work_stream(PyObject* object, int32_t device_type, int32_t device_id, int64_t* out) {
+  int code = 0;
+  const DLPackExchangeAPI* api = find_api(object, &code);
+  if (api == NULL || api->current_work_stream == NULL) {
+    return api == NULL ? code : XC_NULL_SLOT;
+  }
+  void* stream = (void*) 1;
+  int rc = api->current_work_stream((DLDeviceType) device_type, device_id, &stream);
+  out[0] = (int64_t) (intptr_t) stream;
+  return rc;
 }
 
 /* Calls the managed_tensor_from_py_object_no_sync of owner's type on another object (a producer must refuse it). */
@@ -203,7 +219,7 @@ int xc_view_exchange(PyObject* object, int64_t n, int64_t* out) {
       return -1;
     }
     void* stream = NULL;
-    if (api->current_work_stream(view.device.device_type, view.device.device_id, &stream) != 0) {
+    if (view.device.device_type != kDLCPU && api->current_work_stream(view.device.device_type, view.device.device_id, &stream) != 0) {
       return -1;
     }
     if (i == 0) {

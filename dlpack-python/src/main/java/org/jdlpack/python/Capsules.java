@@ -27,8 +27,13 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  */
 final class Capsules {
 
-    /** A consumed capsule's managed tensor, now owned by the caller. */
-    record Taken(ManagedTensorKind kind, MemorySegment pointer) {
+    /**
+     * A consumed capsule's (or an exchange API's) managed tensor, now owned by the caller.
+     *
+     * @param jdlpackDeleter whether its deleter is jdlpack's own (a Java tensor's export), which
+     *                       needs no Python and so no guard against a finalized interpreter
+     */
+    record Taken(ManagedTensorKind kind, MemorySegment pointer, boolean jdlpackDeleter) {
     }
 
     /** Destructor calls that released an unconsumed tensor (nobody took the capsule). */
@@ -79,7 +84,7 @@ final class Capsules {
                     LibPython.errClear();
                     throw new IllegalStateException("PyCapsule_SetName failed on a " + kind.structName() + " capsule");
                 }
-                return new Taken(kind, pointer);
+                return new Taken(kind, pointer, false);
             }
         }
         MemorySegment name = LibPython.capsuleGetName(capsule);
@@ -99,7 +104,7 @@ final class Capsules {
         try {
             // This destructor is only on capsules made here, with one of these two name pointers;
             // a consumer that took the tensor renamed the capsule, so its name pointer is another.
-            long name = LibPython.capsuleGetName(capsule).address();
+            long name = LibPython.ownCapsuleGetName(capsule).address();
             ManagedTensorKind kind = name == VERSIONED.address() ? ManagedTensorKind.VERSIONED
                     : name == LEGACY.address() ? ManagedTensorKind.LEGACY : null;
             if (kind == null) {

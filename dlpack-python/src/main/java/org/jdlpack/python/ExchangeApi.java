@@ -68,6 +68,8 @@ final class ExchangeApi {
 
     private static final MemorySegment ALLOCATOR = stub("allocate", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
     private static final MemorySegment FROM_PY_OBJECT = stub("fromPyObject", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** The address of this module's {@code managed_tensor_from_py_object_no_sync}, by which an import knows its own type's table. */
+    static final long FROM_PY_OBJECT_ADDRESS = FROM_PY_OBJECT.address();
     private static final MemorySegment TO_PY_OBJECT = stub("toPyObject", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     private static final MemorySegment DLTENSOR_FROM_PY_OBJECT = stub("dltensorFromPyObject",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));

@@ -147,20 +147,23 @@ final class ExchangeImports {
      * synchronise streams, and this module has no device runtime to do it with, while
      * {@code __dlpack__(stream=None)} makes the producer order its work before the consumer's.
      *
+     * <p>A tensor from this module's own type (a Java tensor) has jdlpack's deleter, which needs
+     * no Python: it is marked so, and is not guarded against a finalized interpreter.
+     *
      * @throws PythonException with the producer's Python exception, if it failed
      */
-    static MemorySegment tryTake(Arena arena, MemorySegment object) {
+    static Capsules.Taken tryTake(Arena arena, MemorySegment object) {
         MemorySegment function = fromPyObjectOf(object);
         if (function.address() != 0) {
             MemorySegment pointer = take(arena, function, object);
             if (LibPython.memory(pointer, DEVICE_TYPE + 4).get(JAVA_INT, DEVICE_TYPE) == DLDeviceType.CPU.code()) {
                 TAKEN.incrementAndGet();
-                return pointer;
+                return new Capsules.Taken(ManagedTensorKind.VERSIONED, pointer, function.address() == ExchangeApi.FROM_PY_OBJECT_ADDRESS);
             }
             ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer); // no object, no lock: the producer's deleter
         }
         FELL_BACK.incrementAndGet();
-        return MemorySegment.NULL;
+        return null;
     }
 
     /**

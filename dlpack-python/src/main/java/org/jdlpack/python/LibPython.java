@@ -109,7 +109,7 @@ final class LibPython {
     private static final MethodHandle OBJECT_REPR = bind("PyObject_Repr", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle OBJECT_SET_ATTR_STRING = bind("PyObject_SetAttrString",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle TUPLE_SIZE = bindLeaf("PyTuple_Size", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+    private static final MethodHandle TUPLE_SIZE = bind("PyTuple_Size", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
     private static final MethodHandle SEQUENCE_GET_ITEM = bind("PySequence_GetItem", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle NUMBER_LONG = bind("PyNumber_Long", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle TYPE_FROM_SPEC = bind("PyType_FromSpec", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -133,7 +133,9 @@ final class LibPython {
     private static final MethodHandle CAPSULE_IS_VALID = bind("PyCapsule_IsValid", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle CAPSULE_GET_POINTER = bind("PyCapsule_GetPointer", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle CAPSULE_SET_NAME = bind("PyCapsule_SetName", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle CAPSULE_GET_NAME = bindLeaf("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle CAPSULE_GET_NAME = bind("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    /** The same function, as a leaf: only for a capsule known to be one, where it cannot fail (and so allocates nothing). */
+    private static final MethodHandle OWN_CAPSULE_GET_NAME = bindLeaf("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle CFUNCTION_NEW = bind("PyCFunction_New", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle ERR_SET_STRING = bind("PyErr_SetString", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
     private static final MethodHandle ERR_OCCURRED = bindLeaf("PyErr_Occurred", FunctionDescriptor.of(ADDRESS));
@@ -170,6 +172,8 @@ final class LibPython {
      * A leaf function: one that never calls back into Python or Java, never blocks and never runs
      * long (reference count increments, reading a capsule's name, making a capsule), bound as a
      * critical downcall ({@link Linker.Option#critical}), which skips the thread-state transition.
+     * Only calls that cannot fail qualify: raising allocates an exception, which may start Python's
+     * garbage collector and so run finalizers, Python code that may call back into Java.
      */
     private static MethodHandle bindLeaf(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LIBRARY.symbol(name), descriptor, Linker.Option.critical(false));
@@ -575,6 +579,15 @@ final class LibPython {
     static MemorySegment capsuleGetName(MemorySegment capsule) {
         try {
             return (MemorySegment) CAPSULE_GET_NAME.invokeExact(capsule);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code PyCapsule_GetName} of a capsule this module made, which cannot fail: a leaf call. */
+    static MemorySegment ownCapsuleGetName(MemorySegment capsule) {
+        try {
+            return (MemorySegment) OWN_CAPSULE_GET_NAME.invokeExact(capsule);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

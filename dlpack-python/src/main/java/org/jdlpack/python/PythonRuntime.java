@@ -7,7 +7,6 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorKind;
 
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
@@ -357,9 +356,9 @@ public final class PythonRuntime {
         Objects.requireNonNull(lifetime, "lifetime");
         Capsules.Taken taken = Gil.call(arena -> {
             MemorySegment object = tensor.pointer();
-            MemorySegment exchanged = ExchangeImports.tryTake(arena, object);
-            if (exchanged.address() != 0) {
-                return new Capsules.Taken(ManagedTensorKind.VERSIONED, exchanged);
+            Capsules.Taken exchanged = ExchangeImports.tryTake(arena, object);
+            if (exchanged != null) {
+                return exchanged;
             }
             MemorySegment capsule = calls.invoke(interpreter.capsuleOf, object);
             try {
@@ -371,7 +370,9 @@ public final class PythonRuntime {
         // Without the GIL: the guard writes a concurrent map, and a deleter called on a failed
         // import takes the GIL itself. The tensor is ours alone now (the capsule is renamed used_).
         try {
-            ForeignDeleterGuard.install(taken.kind(), taken.pointer());
+            if (!taken.jdlpackDeleter()) {
+                ForeignDeleterGuard.install(taken.kind(), taken.pointer());
+            }
         } catch (RuntimeException | Error e) {
             ImportedTensor.discard(taken.kind(), taken.pointer()); // the producer's own deleter, still in place
             throw e;

@@ -285,6 +285,58 @@ class ExchangeApiTest {
         python.exec("del Wrapped, w");
     }
 
+    /** A source on a device (CUDA 0, as far as DLPack says: host memory nobody reads) that names a work stream. */
+    private static DLPackSource deviceSource(java.lang.foreign.Arena arena, long stream) {
+        org.jdlpack.abi.ExportOwner owner = org.jdlpack.abi.ExportOwner.of(() -> { });
+        TensorSpec spec = TensorSpec.builder(arena.allocate(16), DLDataType.FLOAT32, 4).device(new org.jdlpack.abi.DLDevice(2, 0))
+                .capacity(16).build();
+        return new DLPackSource() {
+            @Override
+            public org.jdlpack.abi.DLDevice device() {
+                return spec.device();
+            }
+
+            @Override
+            public org.jdlpack.abi.ExportedTensor export(ExportRequest request) {
+                return owner.export(spec, org.jdlpack.abi.ExportOptions.of(request.kind()));
+            }
+
+            @Override
+            public java.util.OptionalLong currentWorkStream() {
+                return java.util.OptionalLong.of(stream);
+            }
+        };
+    }
+
+    @Test
+    void currentWorkStreamIsNullForTheCpuAndTheDevicesSourceStreamOtherwise() {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1); java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            bind("x", tensor);
+            python.exec("out[0] = -1");
+            assertThat(python.evalString("xc.xc_current_work_stream(x, 1, 0, out)")).isEqualTo("0");
+            assertThat(out(0)).as("the CPU: NULL").isZero();
+            try (PythonObject d = python.toPython(deviceSource(arena, 0x1234))) {
+                python.set("d", d);
+            }
+            assertThat(python.evalString("xc.xc_consume_exchange(d, 2, out)")).isEqualTo("0");
+            assertThat(out(7)).as("the consumer asked for the tensor's device right after taking it").isEqualTo(0x1234);
+            assertThat(python.evalString("xc.xc_current_work_stream(d, 2, 0, out)")).isEqualTo("0");
+            assertThat(out(0)).isEqualTo(0x1234);
+            assertThat(python.evalString("xc.xc_current_work_stream(d, 2, 1, out)")).isEqualTo("0");
+            assertThat(out(0)).as("another device: NULL").isZero();
+            // importTensor gives a device tensor back and takes it through __dlpack__, which orders the streams.
+            long taken = ExchangeImports.TAKEN.get();
+            long fellBack = ExchangeImports.FELL_BACK.get();
+            try (PythonObject d = python.get("d"); ImportedTensor imported = python.importTensor(d)) {
+                assertThat(imported.device().deviceType()).isEqualTo(2);
+                assertThat(ExchangeImports.TAKEN.get()).isEqualTo(taken);
+                assertThat(ExchangeImports.FELL_BACK.get()).isEqualTo(fellBack + 1);
+            }
+            assertThat(DLPackStats.liveExports()).as("the export the exchange API gave is released").isZero();
+            python.exec("del x, d\ngc.collect()");
+        }
+    }
+
     @Test
     void virtualThreadsImportJavaTensorsThroughTheTableConcurrently() throws InterruptedException {
         java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();

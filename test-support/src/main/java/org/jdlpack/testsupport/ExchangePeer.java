@@ -44,6 +44,8 @@ public final class ExchangePeer {
                 name + ".xc_allocate.argtypes = (ctypes.py_object, ctypes.c_int32, ctypes.c_int32, _i64p, ctypes.c_uint8, "
                         + "ctypes.c_uint8, ctypes.c_char_p, ctypes.c_char_p, _i64p)",
                 name + ".xc_allocate.restype = ctypes.c_int",
+                name + ".xc_current_work_stream.argtypes = (ctypes.py_object, ctypes.c_int32, ctypes.c_int32, _i64p)",
+                name + ".xc_current_work_stream.restype = ctypes.c_int",
                 name + ".xc_from_py_object_of.argtypes = (ctypes.py_object, ctypes.py_object)",
                 name + ".xc_from_py_object_of.restype = ctypes.c_int",
                 name + ".xc_round_trip.argtypes = (ctypes.py_object,)",
