@@ -81,6 +81,28 @@ def slowdown(name, threads):
     return t.get(threads, float("nan")) / t.get(1, float("nan"))
 
 
+# The Python bridge: PythonHandOffBenchmark run python_rounds times, one process per benchmark each time.
+python_runs = {}
+for path in sorted(glob.glob(os.path.join(results, "python-*.json"))):
+    for run in load(path):
+        python_runs.setdefault(key(run).split(".", 1)[1], []).append(robust(run)[0])
+
+
+def py_best(name):
+    v = python_runs.get(name, [])
+    return min(v) if v else float("nan")
+
+
+def py_median(name):
+    v = python_runs.get(name, [])
+    return statistics.median(v) if v else float("nan")
+
+
+def py_spread(name):
+    v = python_runs.get(name, [])
+    return f"{min(v):.0f} / {statistics.median(v):.0f}" if v else "n/a"
+
+
 loop = {}
 if os.path.exists(os.path.join(results, "importloop.txt")):
     for line in open(os.path.join(results, "importloop.txt")):
@@ -95,9 +117,10 @@ add("")
 add(f"Measured {date.today()} on this project's development machine: {platform.machine()}, {os.cpu_count()} cores, "
     f"Linux {platform.release()}; {jdk}; profile `{profile}`. Every ratio compares figures from the same run.")
 add("")
-add("Reproduce with `bash benchmarks/run.sh short` (about 12 minutes on 2 cores) or `bash benchmarks/run.sh full`;")
+add("Reproduce with `bash benchmarks/run.sh short` (about 20 minutes on 2 cores) or `bash benchmarks/run.sh full`;")
 add("the script runs JMH (`-prof gc`) group by group, each group in fresh JVMs, times NumPy's own round trip with")
-add("`timeit` inside the embedded CPython in fresh JVM processes between the groups, runs a plain-Java import loop")
+add("`timeit` inside the embedded CPython in fresh JVM processes between the groups, runs the Python bridge's group")
+add("several times (each benchmark in a fresh JVM every time), runs a plain-Java import loop")
 add("(`ImportLoop`) as an independent check, and rewrites this page and the two pictures. On a machine this small,")
 add("shared with other work, the error bars are wide: read the ratios, not the third digit.")
 add("")
@@ -160,6 +183,22 @@ for n in ("1024", "262144", "16777216"):
     target(f"strided copy of {int(n) * 4 // 1024} KiB at least 0.5 of the C strided gather", f"{c / j:.2f}", c / j >= 0.5)
 a = alloc.get("ExchangeBenchmark.exportPointerVersionedCConsumes")
 target("Java heap per export round trip at most 40 B (aim: 0)", fmt_alloc(a), a is not None and round(a) <= 40)
+if python_runs:
+    rounds = len(python_runs.get("inPythonNumPyArray", []))
+    j, n = py_best("inPythonJavaTensor"), py_best("inPythonNumPyArray")
+    target(f"`np.from_dlpack(javaTensor)` in a Python loop at most 1.3x `np.from_dlpack(ndarray)` (best of {rounds} processes each)",
+           f"{j:.0f} ns vs {n:.0f} ns ({j / n:.2f}x; medians {py_median('inPythonJavaTensor'):.0f} vs "
+           f"{py_median('inPythonNumPyArray'):.0f} ns, {py_median('inPythonJavaTensor') / py_median('inPythonNumPyArray'):.2f}x)",
+           j / n <= 1.3)
+    e, d = py_best("cConsumerExchange"), py_best("cConsumerDlpack")
+    target("a Java tensor taken by the C consumer through the exchange API at most 150 ns per tensor",
+           f"{e:.0f} ns (median {py_median('cConsumerExchange'):.0f}); the same consumer through `__dlpack__` {d:.0f} ns "
+           f"({e / d:.2f}x); a `dltensor_from_py_object_no_sync` view {py_best('cConsumerView'):.0f} ns", e <= 150)
+    for name, label in (("importJavaTensor", "a Java tensor"), ("importCProducer", "the C producer type's tensor")):
+        x, y = py_best(name), py_best(name + "ThroughDlpack")
+        target(f"`PythonRuntime.importTensor` of {label} through the exchange API at most half the same import through `__dlpack__`",
+               f"{x:.0f} ns vs {y:.0f} ns ({x / y:.2f}x; medians {py_median(name):.0f} vs {py_median(name + 'ThroughDlpack'):.0f} ns)",
+               x / y <= 0.5)
 add("")
 if loop:
     add("## The same import outside JMH")
@@ -186,21 +225,33 @@ for n in scaling_names:
     add(f"| {n} | " + " | ".join(f"{t.get(k, float('nan')):.0f}" for k in (1, 2, 4, 8))
         + f" | {speedup(n, 2):.2f}x | {slowdown(n, 8):.2f}x |")
 add("")
-py = {n: s("PythonHandOffBenchmark." + n) for n in
-      ("inPythonNumPyArray", "inPythonJavaTensor", "fromJavaNumPyArray", "fromJavaJavaTensor", "fromJavaNewObject")}
-if any(v == v for v in py.values()):
-    add("## A Java tensor handed to NumPy through dlpack-python")
+if python_runs:
+    rounds = len(python_runs.get("inPythonNumPyArray", []))
+    add("## The Python bridge")
     add("")
-    add("`np.from_dlpack(x)` on a Java tensor object (its `__dlpack__` is a Java upcall that exports a fresh struct),")
-    add("next to NumPy's own round trip `np.from_dlpack(a)` on a NumPy array, in the same JVM and the same run.")
+    add("`PythonHandOffBenchmark`, run " + str(rounds) + " times by `run.sh`, each benchmark in a fresh JVM every time: the best and the")
+    add("median process (ns per call, per tensor for the C consumer). The Java tensor object is `_jdlpack.JavaTensor`, a C-level type")
+    add("whose `__dlpack__` is one upcall; the C consumer is test-support's `exchange_peer.c`, loaded with ctypes. This group alone:")
+    add("`java --enable-native-access=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar PythonHandOffBenchmark -f 1`, repeated.")
     add("")
-    add("| where the loop runs | NumPy array | Java tensor object | ratio |")
+    add("| what | NumPy array | Java tensor object | ratio (best) |")
     add("|---|---|---|---|")
-    add(f"| in Python (1,000 calls per op) | {py['inPythonNumPyArray']:.0f} ns | {py['inPythonJavaTensor']:.0f} ns | "
-        f"{py['inPythonJavaTensor'] / py['inPythonNumPyArray']:.1f}x |")
-    add(f"| one call from Java (GIL taken per call) | {py['fromJavaNumPyArray']:.0f} ns | {py['fromJavaJavaTensor']:.0f} ns | "
-        f"{py['fromJavaJavaTensor'] / py['fromJavaNumPyArray']:.1f}x |")
-    add(f"| from Java, a new Python object each time | | {py['fromJavaNewObject']:.0f} ns | |")
+    for name, label in (("inPython", "`np.from_dlpack(x)` in a Python loop"), ("fromJava", "`np.from_dlpack(x)` called from Java (GIL per call)")):
+        a, b = py_best(name + "NumPyArray"), py_best(name + "JavaTensor")
+        add(f"| {label} | {py_spread(name + 'NumPyArray')} ns | {py_spread(name + 'JavaTensor')} ns | {b / a:.2f}x |")
+    add(f"| the same from Java, a new Java tensor object each time | | {py_spread('fromJavaNewObject')} ns | |")
+    add("")
+    add("| consumer of a Java tensor | best / median |")
+    add("|---|---|")
+    add(f"| C consumer, exchange API: `managed_tensor_from_py_object_no_sync`, the deleter | {py_spread('cConsumerExchange')} ns |")
+    add(f"| C consumer, exchange API: `dltensor_from_py_object_no_sync` (a view, no export) | {py_spread('cConsumerView')} ns |")
+    add(f"| the same C consumer through `__dlpack__(max_version=(1, 3))` | {py_spread('cConsumerDlpack')} ns |")
+    add("")
+    add("| `PythonRuntime.importTensor` + close, from Java | through the exchange API | through `__dlpack__` | ratio (best) |")
+    add("|---|---|---|---|")
+    for name, label in (("importJavaTensor", "a Java tensor object"), ("importCProducer", "the C producer type (exchange_peer.c)")):
+        add(f"| {label} | {py_spread(name)} ns | {py_spread(name + 'ThroughDlpack')} ns | {py_best(name) / py_best(name + 'ThroughDlpack'):.2f}x |")
+    add(f"| a NumPy array (no exchange API) | | {py_spread('importNumPyArray')} ns | |")
     add("")
 arrow = {n: (s(f"ArrowHandoffBenchmark.{n}(rows=1000000)"), alloc.get(f"ArrowHandoffBenchmark.{n}(rows=1000000)"))
          for n in ("jdlpackZeroCopy", "copyToFloatArray", "copyThroughFloatArrayToATensor")}
@@ -228,6 +279,9 @@ add("| benchmark | median | min | JMH mean | error (99.9%) | unit | heap bytes/o
 add("|---|---|---|---|---|---|---|")
 for k, med, low, sc, err, unit, al in rows:
     add(f"| {k} | {med:.3f} | {low:.3f} | {sc:.3f} | {err:.3f} | {unit} | {'' if al is None else f'{al:.0f}'} |")
+for name, v in sorted(python_runs.items()):
+    add(f"| PythonHandOffBenchmark.{name}, {len(v)} processes: min / median / max | "
+        f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f} | | | | ns/op | |")
 for name in ("numpy_from_dlpack_ns", "numpy_from_dlpack_nocopy_ns"):
     v = numpy.get(name, [])
     if v:

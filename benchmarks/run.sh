@@ -2,8 +2,8 @@
 # Runs the benchmark suite and writes docs/benchmarks.md, docs/benchmarks.png and
 # docs/benchmarks-threads.png.
 #
-#   bash benchmarks/run.sh short    # about 12 minutes on 2 cores
-#   bash benchmarks/run.sh full     # about 40 minutes: more forks and iterations
+#   bash benchmarks/run.sh short    # about 20 minutes on 2 cores
+#   bash benchmarks/run.sh full     # about an hour: more forks and iterations
 #   bash benchmarks/run.sh server [SECONDS] [ENDURANCE_SECONDS]
 #                                   # the example inference server under wrk (benchmarks/server/load.sh):
 #                                   # 12 configurations of SECONDS (default 60) and an endurance run
@@ -31,8 +31,8 @@ mkdir -p "$results"
 export JDLPACK_BUILD_DIR="$root/benchmarks/target"
 
 case "$profile" in
-  short) jmh=(-f 1 -wi 3 -w 1 -i 5 -r 1); scaling_jmh=(-f 1 -wi 6 -w 1 -i 5 -r 1); roundtrips=5 ;;
-  full) jmh=(-f 1 -wi 5 -w 2 -i 10 -r 2); scaling_jmh=(-f 1 -wi 8 -w 2 -i 10 -r 2); roundtrips=10 ;;
+  short) jmh=(-f 1 -wi 3 -w 1 -i 5 -r 1); scaling_jmh=(-f 1 -wi 6 -w 1 -i 5 -r 1); roundtrips=5; python_rounds=3 ;;
+  full) jmh=(-f 1 -wi 5 -w 2 -i 10 -r 2); scaling_jmh=(-f 1 -wi 8 -w 2 -i 10 -r 2); roundtrips=10; python_rounds=5 ;;
   *) echo "usage: $0 short|full|server [SECONDS] [ENDURANCE_SECONDS]" >&2; exit 2 ;;
 esac
 
@@ -43,9 +43,10 @@ run_java() { "$java" --enable-native-access=ALL-UNNAMED "$@"; }
 "$java" -version 2>&1 | head -1 > "$results/jdk.txt"
 available="$(run_java -Djmh.ignoreLock=true -jar "$jar" -l)"
 
-# Benchmark classes by regex. Classes other branches add (a Python-object round trip, an Arrow
-# handoff) join the single-thread group when they exist; a regex that matches nothing is skipped.
-single_thread=('ExchangeBenchmark' 'LifetimeBenchmark' 'ZeroCopyBenchmark' 'CopyBenchmark' 'Python.*Benchmark')
+# Benchmark classes by regex. Classes other branches add (an Arrow handoff) join the
+# single-thread group when they exist; a regex that matches nothing is skipped. The Python bridge
+# (PythonHandOffBenchmark) is a group of its own, below.
+single_thread=('ExchangeBenchmark' 'LifetimeBenchmark' 'ZeroCopyBenchmark' 'CopyBenchmark')
 # The Arrow handoff moves a 3 GB column (a copy takes seconds): its own annotations (2 warm-up, 3
 # measured iterations) hold, not the profile's; it needs about 13 GB of memory.
 # Thread scaling: the export round trip, the default import, the shared-arena import (the old
@@ -79,6 +80,15 @@ for pattern in "${single_thread[@]}"; do
   fi
 done
 numpy
+# The Python bridge, whose targets are ratios within one run: the whole class python_rounds times,
+# each benchmark in a fresh JVM every time, so every figure comes from several processes (the
+# report gives the best and the median process). It needs NumPy; the exchange API benchmarks
+# compile test-support's C peer (gcc).
+if grep -Eq 'PythonHandOffBenchmark' <<<"$available"; then
+  for i in $(seq 1 "$python_rounds"); do
+    jmh_run "python-$i" 'PythonHandOffBenchmark'
+  done
+fi
 if grep -Eq 'ArrowHandoffBenchmark' <<<"$available"; then
   opts=()
   jmh_run "single-Arrow" 'ArrowHandoffBenchmark'

@@ -101,7 +101,8 @@ typedef struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
-/* The v1.3 C exchange API. Only its layout matters to jdlpack today. */
+/* The v1.3 C exchange API: dlpack-python offers it on its Java tensor type and uses it to import from
+ * types that offer it; exchange_peer.c is a consumer and a producer of it. */
 typedef int (*DLPackManagedTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
                                             void* error_ctx,
                                             void (*set_error)(void* error_ctx, const char* kind,

@@ -68,21 +68,6 @@ class AbiConformanceTest {
         field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "flags", DLManagedTensorVersionedLayout.FLAGS);
         field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "dl_tensor", DLManagedTensorVersionedLayout.DL_TENSOR);
 
-        struct("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, DLPackExchangeAPILayout.HEADER_SIZE);
-        field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "version", DLPackExchangeAPILayout.HEADER_VERSION);
-        field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "prev_api", DLPackExchangeAPILayout.HEADER_PREV_API);
-
-        StructLayout api = DLPackExchangeAPILayout.LAYOUT;
-        struct("DLPackExchangeAPI", api, DLPackExchangeAPILayout.SIZE);
-        field("DLPackExchangeAPI", api, "header", DLPackExchangeAPILayout.HEADER);
-        field("DLPackExchangeAPI", api, "managed_tensor_allocator", DLPackExchangeAPILayout.MANAGED_TENSOR_ALLOCATOR);
-        field("DLPackExchangeAPI", api, "managed_tensor_from_py_object_no_sync",
-                DLPackExchangeAPILayout.MANAGED_TENSOR_FROM_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "managed_tensor_to_py_object_no_sync",
-                DLPackExchangeAPILayout.MANAGED_TENSOR_TO_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "dltensor_from_py_object_no_sync", DLPackExchangeAPILayout.DLTENSOR_FROM_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "current_work_stream", DLPackExchangeAPILayout.CURRENT_WORK_STREAM);
-
         java.put("enum.DLPACK_MAJOR_VERSION", DLPackVersion.CURRENT.major());
         java.put("enum.DLPACK_MINOR_VERSION", DLPackVersion.CURRENT.minor());
         java.put("enum.DLPACK_FLAG_BITMASK_READ_ONLY", DLTensorFlag.READ_ONLY.mask());
@@ -95,7 +80,9 @@ class AbiConformanceTest {
             java.put("enum." + cTypeCodeName(code), (long) code.code());
         }
 
-        Map<String, Long> c = CPeer.probeAbi();
+        Map<String, Long> c = new LinkedHashMap<>(CPeer.probeAbi());
+        // The exchange API tables are dlpack-python's: its ExchangeApiLayoutTest checks them.
+        c.keySet().removeIf(name -> name.contains("DLPackExchangeAPI"));
 
         assertThat(java.keySet()).as("names the C probe printed").containsExactlyInAnyOrderElementsOf(c.keySet());
         for (var entry : java.entrySet()) {

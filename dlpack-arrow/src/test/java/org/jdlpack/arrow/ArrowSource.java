@@ -30,8 +30,8 @@ record ArrowSource(ArrowExport export) implements DLPackSource {
 
     @Override
     public ExportedTensor export(ExportRequest request) {
-        if (request.stream() != null) {
-            throw new UnsupportedOperationException("stream=" + request.stream() + " given for an Arrow vector, which lives on the CPU");
+        if (request.stream().isPresent()) {
+            throw new UnsupportedOperationException("stream=" + request.stream().getAsLong() + " given for an Arrow vector, which lives on the CPU");
         }
         if (request.copyRequired()) {
             throw new UnsupportedOperationException("copy=True: an Arrow export shares the vector's memory");

@@ -208,6 +208,22 @@ public final class OwnedHostTensor implements AutoCloseable {
     }
 
     /**
+     * Exports the tensor without copying, as {@code options} say, and hands the pointer on at
+     * once, without an {@link ExportedTensor}: for the hot path where the pointer goes straight to
+     * a consumer that takes ownership (a native call, a Python capsule). See
+     * {@link ExportOwner#exportPointer}: whoever receives the pointer must call its deleter
+     * exactly once.
+     *
+     * @param options the struct kind, how {@code byte_offset} is written, read-only
+     * @return the {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
+     * @throws IllegalArgumentException as {@link #export(ExportOptions)}
+     * @throws IllegalStateException    if this tensor was closed
+     */
+    public MemorySegment exportPointer(ExportOptions options) {
+        return owner.exportPointer(spec, options);
+    }
+
+    /**
      * Exports a compact copy with {@link DLTensorFlag#IS_COPIED} set (versioned structs only: the
      * legacy one has no flags), so the consumer is its only user; writable unless {@code options}
      * say read-only. This is how read-only memory reaches a consumer that only speaks the legacy
@@ -233,6 +249,11 @@ public final class OwnedHostTensor implements AutoCloseable {
         } finally {
             copy.close(); // the export now holds the only reference
         }
+    }
+
+    /** {@return whether {@link #close()} was called: the tensor exports nothing more, while earlier exports stay valid} */
+    public boolean isClosed() {
+        return owner.isClosed();
     }
 
     /** {@return the reference count: 1 for this object until closed, plus one per live export; 0 once the memory is released} */

@@ -1,6 +1,7 @@
 package org.jdlpack.cuda;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The stream handshake of the Python array API's {@code __dlpack__(stream=...)} for CUDA, the
@@ -61,7 +62,20 @@ public final class StreamContract {
      * @return {@code true} when a wait was enqueued
      */
     public static boolean prepareForConsumer(CudaStream producer, Long stream) {
-        Optional<CudaStream> consumer = consumerStream(stream);
+        return prepareForConsumer(producer, stream == null ? OptionalLong.empty() : OptionalLong.of(stream));
+    }
+
+    /**
+     * The producer's side of the handshake, for the stream argument as dlpack-python's
+     * {@code ExportRequest.stream()} gives it: empty for {@code None}.
+     *
+     * @param producer the stream the producer wrote the tensor on
+     * @param stream   the consumer's {@code stream} argument, empty for {@code None}
+     * @return {@code true} when a wait was enqueued
+     */
+    public static boolean prepareForConsumer(CudaStream producer, OptionalLong stream) {
+        Long argument = stream.isPresent() ? stream.getAsLong() : null;
+        Optional<CudaStream> consumer = consumerStream(argument);
         if (consumer.isEmpty() || consumer.get().handle() == producer.handle()) {
             return false;
         }

@@ -2,6 +2,7 @@ package org.jdlpack.python;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * The DLPack capsule protocol of the Python array API: a managed tensor travels in a
@@ -23,11 +25,15 @@ import org.jdlpack.abi.ManagedTensorKind;
  * below it, so the Java code they run (our export's deleter on a failure) cannot migrate it.
  * Thread safety: static, stateless but for counters.
  */
-@SuppressWarnings("restricted")
 final class Capsules {
 
-    /** A consumed capsule's managed tensor, now owned by the caller. */
-    record Taken(ManagedTensorKind kind, MemorySegment pointer) {
+    /**
+     * A consumed capsule's (or an exchange API's) managed tensor, now owned by the caller.
+     *
+     * @param jdlpackDeleter whether its deleter is jdlpack's own (a Java tensor's export), which
+     *                       needs no Python and so no guard against a finalized interpreter
+     */
+    record Taken(ManagedTensorKind kind, MemorySegment pointer, boolean jdlpackDeleter) {
     }
 
     /** Destructor calls that released an unconsumed tensor (nobody took the capsule). */
@@ -37,7 +43,7 @@ final class Capsules {
     private static final MemorySegment LEGACY = Arena.global().allocateFrom("dltensor");
     private static final MemorySegment USED_VERSIONED = Arena.global().allocateFrom("used_dltensor_versioned");
     private static final MemorySegment USED_LEGACY = Arena.global().allocateFrom("used_dltensor");
-    private static final MemorySegment DESTRUCTOR = UpcallStubs.of(MethodHandles.lookup(), "destructor",
+    private static final MemorySegment DESTRUCTOR = Interpreter.upcalls().stub(MethodHandles.lookup(), "destructor",
             FunctionDescriptor.ofVoid(ADDRESS));
 
     private Capsules() {
@@ -57,8 +63,8 @@ final class Capsules {
      *
      * @return the new reference, or NULL
      */
-    static MemorySegment wrap(LibPython py, ManagedTensorKind kind, MemorySegment pointer) throws Throwable {
-        MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(pointer, name(kind), DESTRUCTOR);
+    static MemorySegment wrap(ManagedTensorKind kind, MemorySegment pointer) {
+        MemorySegment capsule = LibPython.capsuleNew(pointer, name(kind), DESTRUCTOR);
         if (capsule.address() == 0) {
             ImportedTensor.discard(kind, pointer);
         }
@@ -70,48 +76,45 @@ final class Capsules {
      *
      * @throws IllegalArgumentException if it is not an unconsumed DLPack capsule
      */
-    static Taken take(LibPython py, MemorySegment capsule) throws Throwable {
+    static Taken take(MemorySegment capsule) {
         for (ManagedTensorKind kind : new ManagedTensorKind[] {ManagedTensorKind.VERSIONED, ManagedTensorKind.LEGACY}) {
-            if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
-                MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
-                if ((int) py.capsuleSetName.invokeExact(capsule, usedName(kind)) != 0) {
-                    py.errClear.invokeExact();
+            if (LibPython.capsuleIsValid(capsule, name(kind))) {
+                MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
+                if (LibPython.capsuleSetName(capsule, usedName(kind)) != 0) {
+                    LibPython.errClear();
                     throw new IllegalStateException("PyCapsule_SetName failed on a " + kind.structName() + " capsule");
                 }
-                return new Taken(kind, pointer);
+                return new Taken(kind, pointer, false);
             }
         }
-        MemorySegment name = (MemorySegment) py.capsuleGetName.invokeExact(capsule);
-        py.errClear.invokeExact(); // not a capsule at all sets TypeError
-        String described = name.address() == 0 ? "no DLPack capsule" : "a capsule named '"
-                + name.reinterpret(Long.MAX_VALUE).getString(0) + "'";
+        MemorySegment name = LibPython.capsuleGetName(capsule);
+        LibPython.errClear(); // not a capsule at all sets TypeError
+        String described = name.address() == 0 ? "no DLPack capsule" : "a capsule named '" + LibPython.string(name) + "'";
         throw new IllegalArgumentException("__dlpack__ returned " + described
                 + ", not an unconsumed 'dltensor_versioned' or 'dltensor' capsule (a used_ name means it was consumed already)");
     }
 
     /**
      * The capsule destructor: Python calls it with the GIL held, on any thread (a virtual thread is
-     * pinned here by the native frame below). Never throws.
+     * pinned here by the native frame below), possibly while an exception is pending, which it
+     * leaves alone (it calls nothing that sets or clears one). Never throws.
      */
     @SuppressWarnings("unused") // the upcall target
     private static void destructor(MemorySegment capsule) {
         try {
-            LibPython py = PythonRuntime.lib();
-            for (ManagedTensorKind kind : ManagedTensorKind.values()) {
-                if ((int) py.capsuleIsValid.invokeExact(capsule, name(kind)) != 0) {
-                    MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name(kind));
-                    ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
-                    UNCONSUMED_RELEASES.incrementAndGet();
-                    return;
-                }
+            // This destructor is only on capsules made here, with one of these two name pointers;
+            // a consumer that took the tensor renamed the capsule, so its name pointer is another.
+            long name = LibPython.ownCapsuleGetName(capsule).address();
+            ManagedTensorKind kind = name == VERSIONED.address() ? ManagedTensorKind.VERSIONED
+                    : name == LEGACY.address() ? ManagedTensorKind.LEGACY : null;
+            if (kind == null) {
+                return; // a used capsule: its consumer owns the tensor now
             }
-            // A used capsule: its consumer owns the tensor now.
+            MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
+            ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
+            UNCONSUMED_RELEASES.incrementAndGet();
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "DLPack capsule destructor failed", t);
-            } catch (Throwable ignored) {
-                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
-            }
+            Diagnostics.report(Level.ERROR, "DLPack capsule destructor failed", t);
         }
     }
 }

@@ -1,5 +1,6 @@
 package org.jdlpack.python;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
@@ -21,11 +22,26 @@ record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
 
     @Override
     public ExportedTensor export(ExportRequest request) {
-        if (request.stream() != null) {
-            // The array API: stream is for device tensors; host consumers pass None.
-            throw new UnsupportedOperationException("stream=" + request.stream() + " given for a CPU tensor, which takes stream=None");
-        }
+        checkStream(request);
         ExportOptions options = ExportOptions.of(request.kind());
         return request.copyRequired() ? tensor.exportCopy(options) : tensor.export(options);
+    }
+
+    /**
+     * {@link #export} without the handle, for the bridge's hot path: the pointer of
+     * {@code request.kind()}, which the caller hands on at once.
+     */
+    MemorySegment exportPointer(ExportRequest request) {
+        checkStream(request);
+        ExportOptions options = ExportOptions.of(request.kind());
+        return request.copyRequired() ? tensor.exportCopy(options).consume() : tensor.exportPointer(options);
+    }
+
+    private static void checkStream(ExportRequest request) {
+        if (request.stream().isPresent()) {
+            // The array API: stream is for device tensors; host consumers pass None.
+            throw new UnsupportedOperationException("stream=" + request.stream().getAsLong()
+                    + " given for a CPU tensor, which takes stream=None");
+        }
     }
 }

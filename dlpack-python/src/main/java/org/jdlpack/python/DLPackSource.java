@@ -1,5 +1,7 @@
 package org.jdlpack.python;
 
+import java.util.OptionalLong;
+
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
@@ -7,6 +9,18 @@ import org.jdlpack.cpu.OwnedHostTensor;
 /**
  * A Java tensor that can be handed to Python: {@link PythonRuntime#toPython(DLPackSource)} wraps it
  * in an object whose {@code __dlpack__} calls {@link #export(ExportRequest)} once per consumer.
+ *
+ * {@snippet :
+ * record ColumnSource(OwnedHostTensor column) implements DLPackSource {
+ *     public DLDevice device() { return DLDevice.CPU; }
+ *     public ExportedTensor export(ExportRequest request) {
+ *         if (request.stream().isPresent() || request.copy() == ExportRequest.Copy.ALWAYS) {
+ *             throw new UnsupportedOperationException("shared as it is, on the CPU"); // BufferError in Python
+ *         }
+ *         return column.export(ExportOptions.of(request.kind()));
+ *     }
+ * }
+ * }
  *
  * <p>{@link #of(OwnedHostTensor)} covers host memory. Other devices implement this interface themselves;
  * a CUDA source makes the consumer's stream wait for its work in {@code export}, with
@@ -39,6 +53,20 @@ public interface DLPackSource {
      * @throws IllegalStateException         if the tensor was released
      */
     ExportedTensor export(ExportRequest request);
+
+    /**
+     * The stream a consumer of the DLPack C exchange API should launch its work on, for a device
+     * with streams: what {@code current_work_stream} answers for this tensor's device right after
+     * a consumer took it through {@code managed_tensor_from_py_object_no_sync} on the same thread
+     * (the header passes no tensor, so jdlpack answers with the tensor that thread took last).
+     * For CUDA this is a {@code cudaStream_t}; the default, empty, answers NULL (the legacy
+     * default stream). Host tensors are never asked: the answer for the CPU is always NULL.
+     *
+     * @return the stream handle, or empty for NULL
+     */
+    default OptionalLong currentWorkStream() {
+        return OptionalLong.empty();
+    }
 
     /**
      * A host tensor as a source: zero-copy exports, a compact copy when {@code copy=True}

@@ -2,8 +2,8 @@ package org.jdlpack.python;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.OptionalLong;
 
 /**
  * The positional arguments of a {@code METH_FASTCALL} built-in whose C function is an upcall,
@@ -13,7 +13,6 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Needs the GIL (the upcall's). Thread safety: confined to the upcall that made it.
  */
-@SuppressWarnings("restricted")
 final class FastcallArguments {
 
     /** A refused argument: the Python exception type to raise and its message. */
@@ -34,9 +33,6 @@ final class FastcallArguments {
         }
     }
 
-    private static final MemorySegment QUALNAME = Arena.global().allocateFrom("__qualname__");
-
-    private final LibPython py;
     private final String function;
     private final String[] names;
     private final MemorySegment args;
@@ -50,15 +46,14 @@ final class FastcallArguments {
      * @param names    the arguments' names, one per expected argument
      * @throws Refused (TypeError) if {@code nargs} is not {@code names.length}
      */
-    FastcallArguments(LibPython py, String function, MemorySegment args, long nargs, String... names) throws Refused {
-        this.py = py;
+    FastcallArguments(String function, MemorySegment args, long nargs, String... names) throws Refused {
         this.function = function;
         this.names = names;
         if (nargs != names.length) {
-            throw new Refused(py.typeError, function + "() takes " + names.length + " arguments (" + String.join(", ", names)
+            throw new Refused(LibPython.TYPE_ERROR, function + "() takes " + names.length + " arguments (" + String.join(", ", names)
                     + "), not " + nargs);
         }
-        this.args = args.reinterpret(nargs * ADDRESS.byteSize());
+        this.args = LibPython.memory(args, nargs * ADDRESS.byteSize());
     }
 
     /** {@return argument {@code index}, borrowed} */
@@ -71,14 +66,14 @@ final class FastcallArguments {
      *
      * @throws Refused (TypeError) if it is not such a capsule
      */
-    MemorySegment capsule(int index, MemorySegment name, String described) throws Throwable {
+    MemorySegment capsule(int index, MemorySegment name, String described) throws Refused {
         MemorySegment capsule = object(index);
-        if ((int) py.capsuleIsValid.invokeExact(capsule, name) == 0) { // never sets an exception
+        if (!LibPython.capsuleIsValid(capsule, name)) { // never sets an exception
             throw wrongType(index, described);
         }
-        MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, name);
+        MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name);
         if (pointer.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
             throw wrongType(index, described);
         }
         return pointer;
@@ -91,23 +86,23 @@ final class FastcallArguments {
      */
     boolean bool(int index) throws Refused {
         MemorySegment value = object(index);
-        if (value.equals(py.trueObject)) {
+        if (value.equals(LibPython.TRUE)) {
             return true;
         }
-        if (value.equals(py.falseObject)) {
+        if (value.equals(LibPython.FALSE)) {
             return false;
         }
         throw wrongType(index, "True or False");
     }
 
     /**
-     * {@return argument {@code index} as a 64-bit integer, or null for None}
+     * {@return argument {@code index} as a 64-bit integer, or empty for None}
      *
      * @throws Refused (TypeError) if it is neither None nor an int, (OverflowError) if it does not
      *                 fit in 64 bits
      */
-    Long optionalLong(int index) throws Throwable {
-        return object(index).equals(py.none) ? null : toLong(index, "None or an int");
+    OptionalLong optionalLong(int index) throws Refused {
+        return object(index).equals(LibPython.NONE) ? OptionalLong.empty() : OptionalLong.of(toLong(index, "None or an int"));
     }
 
     /**
@@ -115,22 +110,22 @@ final class FastcallArguments {
      *
      * @throws Refused (TypeError) if it is not an int, (OverflowError) if it does not fit in 64 bits
      */
-    long longValue(int index) throws Throwable {
+    long longValue(int index) throws Refused {
         return toLong(index, "an int");
     }
 
     /** {@return a ValueError for argument {@code index}: it must be {@code expected}} */
     Refused badValue(int index, String expected, long actual) {
-        return new Refused(py.valueError, describe(index) + " must be " + expected + ", not " + actual);
+        return new Refused(LibPython.VALUE_ERROR, describe(index) + " must be " + expected + ", not " + actual);
     }
 
-    private long toLong(int index, String expected) throws Throwable {
-        long value = (long) py.longAsLongLong.invokeExact(object(index));
-        if (value == -1 && ((MemorySegment) py.errOccurred.invokeExact()).address() != 0) {
-            boolean overflow = (int) py.errExceptionMatches.invokeExact(py.overflowError) != 0;
-            py.errClear.invokeExact();
+    private long toLong(int index, String expected) throws Refused {
+        long value = LibPython.longAsLong(object(index));
+        if (value == -1 && LibPython.errOccurred()) {
+            boolean overflow = LibPython.errExceptionMatches(LibPython.OVERFLOW_ERROR);
+            LibPython.errClear();
             if (overflow) {
-                throw new Refused(py.overflowError, describe(index) + " does not fit in a signed 64-bit integer");
+                throw new Refused(LibPython.OVERFLOW_ERROR, describe(index) + " does not fit in a signed 64-bit integer");
             }
             throw wrongType(index, expected);
         }
@@ -140,39 +135,14 @@ final class FastcallArguments {
     private Refused wrongType(int index, String expected) {
         String type;
         try {
-            type = typeName(object(index));
-        } catch (Throwable t) {
+            type = PythonValues.typeName(object(index));
+        } catch (RuntimeException e) {
             type = "?";
         }
-        return new Refused(py.typeError, describe(index) + " must be " + expected + ", not " + type);
+        return new Refused(LibPython.TYPE_ERROR, describe(index) + " must be " + expected + ", not " + type);
     }
 
     private String describe(int index) {
         return function + "() argument " + (index + 1) + " (" + names[index] + ")";
-    }
-
-    /** {@return {@code type(object).__qualname__}, or "?" if Python cannot say} */
-    private String typeName(MemorySegment object) throws Throwable {
-        MemorySegment type = (MemorySegment) py.objectType.invokeExact(object);
-        if (type.address() == 0) {
-            py.errClear.invokeExact();
-            return "?";
-        }
-        MemorySegment name = (MemorySegment) py.objectGetAttrString.invokeExact(type, QUALNAME);
-        py.decRef.invokeExact(type);
-        if (name.address() == 0) {
-            py.errClear.invokeExact();
-            return "?";
-        }
-        try {
-            MemorySegment chars = (MemorySegment) py.unicodeAsUtf8.invokeExact(name);
-            if (chars.address() == 0) {
-                py.errClear.invokeExact();
-                return "?";
-            }
-            return chars.reinterpret(Long.MAX_VALUE).getString(0);
-        } finally {
-            py.decRef.invokeExact(name);
-        }
     }
 }

@@ -3,15 +3,15 @@ package org.jdlpack.python;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * Keeps a Python producer's deleter from running after the interpreter is finalized.
@@ -29,12 +29,11 @@ import org.jdlpack.abi.ManagedTensorKind;
  * whole call, so the producer's deleter (which takes the GIL itself) starts and ends on one OS
  * thread.
  */
-@SuppressWarnings("restricted")
 final class ForeignDeleterGuard {
 
     private static final Map<Long, Long> ORIGINAL_DELETERS = new ConcurrentHashMap<>();
-    private static final MethodHandle CALL = Linker.nativeLinker().downcallHandle(FunctionDescriptor.ofVoid(ADDRESS));
-    private static final MemorySegment GUARD = UpcallStubs.of(MethodHandles.lookup(), "guard", FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MemorySegment GUARD = Interpreter.upcalls().stub(MethodHandles.lookup(), "guard",
+            FunctionDescriptor.ofVoid(ADDRESS));
 
     private ForeignDeleterGuard() {
     }
@@ -44,7 +43,7 @@ final class ForeignDeleterGuard {
      * the GIL: the table write may block.
      */
     static void install(ManagedTensorKind kind, MemorySegment pointer) {
-        MemorySegment struct = pointer.reinterpret(kind.structSize());
+        MemorySegment struct = LibPython.memory(pointer, kind.structSize());
         long deleter = struct.get(JAVA_LONG_UNALIGNED, kind.deleterOffset());
         if (deleter == 0) {
             return; // a NULL deleter is never called
@@ -64,21 +63,17 @@ final class ForeignDeleterGuard {
         try {
             Long deleter = ORIGINAL_DELETERS.remove(self.address());
             if (deleter == null) {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR,
-                        "deleter called for 0x" + Long.toHexString(self.address()) + ", which holds no live Python import; ignored");
+                Diagnostics.report(Level.ERROR, "deleter called for 0x" + Long.toHexString(self.address())
+                        + ", which holds no live Python import; ignored", null);
                 return;
             }
-            if (!Gil.pythonAlive(PythonRuntime.lib())) {
+            if (!Gil.pythonAlive()) {
                 Gil.LEAKED_AFTER_FINALIZATION.incrementAndGet();
                 return;
             }
-            CALL.invokeExact(MemorySegment.ofAddress(deleter), self);
+            LibPython.callPointer(MemorySegment.ofAddress(deleter), self);
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python producer's deleter failed", t);
-            } catch (Throwable ignored) {
-                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
-            }
+            Diagnostics.report(Level.ERROR, "a Python producer's deleter failed", t);
         }
     }
 }

@@ -1,7 +1,10 @@
 package org.jdlpack.python;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.util.concurrent.atomic.AtomicLong;
+
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
  * Holding the GIL for one call: {@code PyGILState_Ensure} before, {@code PyGILState_Release} after,
@@ -13,11 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * carrier and release a thread state that is not that carrier's, while another virtual thread on
  * the first carrier runs Python under the first one's thread state: a Fatal Python error. So a
  * {@link Body} makes only downcalls and non-blocking Java (reads, allocation, exceptions): no
- * locks, no Cleaner or ledger registration, no logging, no writes to concurrent maps, no user
- * code. Whatever needs those (wrapping a result in a {@link PythonObject}, a registration, a
- * deleter guard) happens after {@code call} returns, and drops the reference again under the GIL
- * if it fails. Java code in an upcall that Python makes inside a body is different: the native
- * frames below it pin the virtual thread to its carrier, so it cannot migrate there.
+ * locks, no ledger registration, no logging, no writes to concurrent maps, no user code. Whatever
+ * needs those (wrapping a result in a {@link PythonObject}, a registration, a deleter guard)
+ * happens after {@code call} returns, and drops the reference again under the GIL if it fails.
+ * Java code in an upcall that Python makes inside a body is different: the native frames below it
+ * pin the virtual thread to its carrier, so it cannot migrate there.
  *
  * <p>Once the interpreter has been finalized (by whoever embeds it) nothing may touch Python any
  * more: calls then fail with {@link IllegalStateException}, and cleanups leak their reference and
@@ -35,17 +38,17 @@ final class Gil {
      * non-blocking Java only (see the class comment).
      */
     interface Body<T> {
-        T run(Arena arena) throws Throwable;
+        T run(Arena arena);
     }
 
     private Gil() {
     }
 
-    /** {@return whether Python may be called: initialized and not finalized} */
-    static boolean pythonAlive(LibPython py) {
+    /** {@return whether Python may be called: initialized and not finalized} Never throws. */
+    static boolean pythonAlive() {
         try {
-            return (int) py.isInitialized.invokeExact() != 0;
-        } catch (Throwable t) {
+            return LibPython.isInitialized();
+        } catch (RuntimeException e) {
             return false;
         }
     }
@@ -55,29 +58,15 @@ final class Gil {
      *
      * @throws IllegalStateException if the interpreter was finalized
      */
-    static <T> T call(LibPython py, Body<T> body) {
-        if (!pythonAlive(py)) {
+    static <T> T call(Body<T> body) {
+        if (!pythonAlive()) {
             throw new IllegalStateException("the embedded Python interpreter has been finalized");
         }
-        int state;
-        try {
-            state = (int) py.gilEnsure.invokeExact();
-        } catch (Throwable t) {
-            throw new IllegalStateException("PyGILState_Ensure failed", t);
-        }
+        int state = LibPython.gilEnsure();
         try (Arena arena = Arena.ofConfined()) {
             return body.run(arena);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         } finally {
-            try {
-                py.gilRelease.invokeExact(state);
-            } catch (Throwable t) {
-                // PyGILState_Release has no failure mode; a Throwable here is a linkage bug.
-                throw new IllegalStateException("PyGILState_Release failed", t);
-            }
+            LibPython.gilRelease(state);
         }
     }
 
@@ -85,15 +74,15 @@ final class Gil {
      * Runs a cleanup with the GIL held, or leaks and counts it when the interpreter is gone.
      * Never throws.
      */
-    static void cleanup(LibPython py, Body<?> body) {
-        if (!pythonAlive(py)) {
+    static void cleanup(Body<?> body) {
+        if (!pythonAlive()) {
             LEAKED_AFTER_FINALIZATION.incrementAndGet();
             return;
         }
         try {
-            call(py, body);
+            call(body);
         } catch (Throwable t) {
-            System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a Python cleanup failed", t);
+            Diagnostics.report(Level.ERROR, "a Python cleanup failed", t);
         }
     }
 }

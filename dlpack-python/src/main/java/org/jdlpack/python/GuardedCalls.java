@@ -9,16 +9,13 @@ import java.lang.foreign.MemorySegment;
  * throws {@link PythonException} and never leaves a Python exception pending. Also the string
  * conversions those calls need.
  *
- * <p>Every method needs the GIL held. Thread safety: immutable.
+ * <p>Every method needs the GIL held and makes only downcalls. Thread safety: immutable.
  */
-@SuppressWarnings("restricted")
 final class GuardedCalls {
 
-    private final LibPython py;
     private final MemorySegment guard;
 
-    GuardedCalls(LibPython py, MemorySegment guard) {
-        this.py = py;
+    GuardedCalls(MemorySegment guard) {
         this.guard = guard;
     }
 
@@ -26,7 +23,7 @@ final class GuardedCalls {
      * {@code callable(text, *more)} with {@code text} made a Python {@code str} for the call: the
      * new reference to the result, or a {@link PythonException}. {@code more} is borrowed.
      */
-    MemorySegment invokeWithString(Arena arena, MemorySegment callable, String text, MemorySegment... more) throws Throwable {
+    MemorySegment invokeWithString(Arena arena, MemorySegment callable, String text, MemorySegment... more) {
         MemorySegment string = string(arena, text);
         try {
             MemorySegment[] arguments = new MemorySegment[more.length + 1];
@@ -34,7 +31,7 @@ final class GuardedCalls {
             System.arraycopy(more, 0, arguments, 1, more.length);
             return invoke(callable, arguments);
         } finally {
-            py.decRef.invokeExact(string);
+            LibPython.decRef(string);
         }
     }
 
@@ -42,66 +39,70 @@ final class GuardedCalls {
      * {@code _guard(callable, *arguments)}: the new reference to the result, or a
      * {@link PythonException} with the traceback. Arguments are borrowed.
      */
-    MemorySegment invoke(MemorySegment callable, MemorySegment... arguments) throws Throwable {
-        MemorySegment tuple = (MemorySegment) py.tupleNew.invokeExact((long) arguments.length + 1);
+    MemorySegment invoke(MemorySegment callable, MemorySegment... arguments) {
+        MemorySegment tuple = LibPython.tupleNew(arguments.length + 1L);
         if (tuple.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
             throw new OutOfMemoryError("PyTuple_New failed");
         }
-        py.incRef.invokeExact(callable);
-        int rc = (int) py.tupleSetItem.invokeExact(tuple, 0L, callable); // steals the reference
+        LibPython.incRef(callable);
+        int rc = LibPython.tupleSetItem(tuple, 0, callable); // steals the reference
         for (int i = 0; i < arguments.length; i++) {
-            py.incRef.invokeExact(arguments[i]);
-            rc |= (int) py.tupleSetItem.invokeExact(tuple, (long) i + 1, arguments[i]);
+            LibPython.incRef(arguments[i]);
+            rc |= LibPython.tupleSetItem(tuple, i + 1L, arguments[i]);
         }
-        MemorySegment result = rc != 0 ? MemorySegment.NULL : (MemorySegment) py.callObject.invokeExact(guard, tuple);
-        py.decRef.invokeExact(tuple);
+        MemorySegment result = rc != 0 ? MemorySegment.NULL : LibPython.callObject(guard, tuple);
+        LibPython.decRef(tuple);
         if (result.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
             throw new IllegalStateException("calling into Python failed before any Python code ran");
         }
         try {
-            MemorySegment ok = (MemorySegment) py.tupleGetItem.invokeExact(result, 0L);
-            MemorySegment value = (MemorySegment) py.tupleGetItem.invokeExact(result, 1L);
-            if ((int) py.objectIsTrue.invokeExact(ok) == 1) {
-                py.incRef.invokeExact(value);
+            MemorySegment ok = LibPython.tupleGetItem(result, 0);
+            MemorySegment value = LibPython.tupleGetItem(result, 1);
+            if (LibPython.objectIsTrue(ok) == 1) {
+                LibPython.incRef(value);
                 return value;
             }
             throw new PythonException(utf8(value));
         } finally {
-            py.decRef.invokeExact(result);
+            LibPython.decRef(result);
         }
     }
 
     /** {@code str(object)}, for a borrowed {@code object}. */
-    String str(MemorySegment object) throws Throwable {
-        MemorySegment text = (MemorySegment) py.objectStr.invokeExact(object);
+    static String str(MemorySegment object) {
+        MemorySegment text = LibPython.objectStr(object);
         if (text.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
             throw new PythonException("str() of the object raised");
         }
         try {
             return utf8(text);
         } finally {
-            py.decRef.invokeExact(text);
+            LibPython.decRef(text);
         }
     }
 
-    private MemorySegment string(Arena arena, String value) throws Throwable {
-        MemorySegment text = (MemorySegment) py.unicodeFromString.invokeExact(arena.allocateFrom(value));
+    /** {@return a new {@code str}} */
+    static MemorySegment string(Arena arena, String value) {
+        MemorySegment text = LibPython.unicodeFromUtf8(arena, value);
         if (text.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
             throw new IllegalArgumentException("Python could not decode the string");
         }
         return text;
     }
 
-    private String utf8(MemorySegment unicode) throws Throwable {
-        MemorySegment chars = (MemorySegment) py.unicodeAsUtf8.invokeExact(unicode);
-        if (chars.address() == 0) {
-            py.errClear.invokeExact();
-            return "(undecodable)";
+    /** {@return the characters of a {@code str}, or "(undecodable)" (the error cleared)} */
+    static String utf8(MemorySegment unicode) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment chars = LibPython.unicodeUtf8(unicode, arena);
+            if (chars.address() == 0) {
+                LibPython.errClear();
+                return "(undecodable)";
+            }
+            return new String(chars.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
         }
-        return chars.reinterpret(Long.MAX_VALUE).getString(0);
     }
 }

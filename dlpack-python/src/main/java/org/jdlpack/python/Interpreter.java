@@ -1,18 +1,16 @@
 package org.jdlpack.python;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.nio.charset.StandardCharsets;
+
+import org.jdlpack.abi.plumbing.NativeAccess;
+import org.jdlpack.abi.plumbing.NativeLibrary;
+import org.jdlpack.abi.plumbing.Upcalls;
 
 /**
  * Bringing up the embedded interpreter: libpython loaded {@code RTLD_GLOBAL}, the interpreter
@@ -25,19 +23,20 @@ import java.nio.charset.StandardCharsets;
  * {@code Py_InitializeEx} to {@code PyEval_SaveThread} only downcalls run, so that a virtual thread
  * starting Python cannot unmount and release the GIL from another carrier (see {@link Gil}).
  *
- * <p>Thread safety: {@link #start} runs once, under {@link PythonRuntime#get()}'s lock; the
- * instance is immutable.
+ * <p>The upcall stubs Python holds (the Java tensor type's methods, capsule destructors, the
+ * deleter guard) are made in one {@link Upcalls} that lives as long as the interpreter, which is
+ * the life of the process: Python keeps those pointers without telling anyone when it stops.
+ *
+ * <p>Thread safety: {@link #start} runs once, under {@link PythonRuntime}'s lock; the instance is
+ * immutable, and the static state is published before any upcall can run.
  */
-@SuppressWarnings("restricted")
 final class Interpreter {
 
-    private static final int RTLD_NOW = 2;
-    private static final int RTLD_GLOBAL = 0x100;
+    // Set once by start, before LibPython and the upcall classes are initialized (they read them there).
+    private static volatile NativeLibrary library;
+    private static volatile Upcalls upcalls;
+    private static volatile PythonLocation location;
 
-    // Upcalls read it without a runtime at hand; published before the first upcall can run.
-    private static volatile LibPython lib;
-
-    final LibPython py;
     /** {@code _guard(f, *args)}: every call from Java goes through it (see {@link GuardedCalls}). */
     final MemorySegment guard;
     final MemorySegment execFunction;
@@ -45,90 +44,113 @@ final class Interpreter {
     final MemorySegment getFunction;
     final MemorySegment setFunction;
     final MemorySegment capsuleOf;
-    /** {@code _java_tensor(registration, device_type, device_id)}: makes a {@code JavaTensor}. */
-    final MemorySegment javaTensorFactory;
 
-    private Interpreter(LibPython py, Arena arena, MemorySegment dict) throws Throwable {
-        this.py = py;
-        guard = member(py, arena, dict, "_guard");
-        execFunction = member(py, arena, dict, "_exec");
-        evalFunction = member(py, arena, dict, "_eval");
-        getFunction = member(py, arena, dict, "_get");
-        setFunction = member(py, arena, dict, "_set");
-        capsuleOf = member(py, arena, dict, "_capsule_of");
-        javaTensorFactory = member(py, arena, dict, "_java_tensor");
+    private Interpreter(Arena arena, MemorySegment dict) {
+        guard = member(arena, dict, "_guard");
+        execFunction = member(arena, dict, "_exec");
+        evalFunction = member(arena, dict, "_eval");
+        getFunction = member(arena, dict, "_get");
+        setFunction = member(arena, dict, "_set");
+        capsuleOf = member(arena, dict, "_capsule_of");
     }
 
-    /** {@return the libpython bindings, or null before the first {@link #start}} */
-    static LibPython lib() {
-        return lib;
+    /** {@return libpython, opened; only after {@link #start} has opened it} */
+    static NativeLibrary library() {
+        NativeLibrary opened = library;
+        if (opened == null) {
+            throw new IllegalStateException("libpython is used before PythonRuntime opened it");
+        }
+        return opened;
+    }
+
+    /** {@return the Python being started or running, for the classes that read its layout; only after {@link #start} began} */
+    static PythonLocation location() {
+        PythonLocation started = location;
+        if (started == null) {
+            throw new IllegalStateException("the Python location is read before PythonRuntime started");
+        }
+        return started;
+    }
+
+    /** {@return the stubs' owner, for the upcall classes; only after {@link #start} has made it} */
+    static Upcalls upcalls() {
+        Upcalls made = upcalls;
+        if (made == null) {
+            throw new IllegalStateException("an upcall stub is made before PythonRuntime started");
+        }
+        return made;
     }
 
     /**
      * Loads {@code location}'s libpython, starts or joins its interpreter and runs the bootstrap.
      *
      * @throws PythonUnavailableException if the library does not load
+     * @throws IllegalCallerException     naming the flag, if native access is denied to this module
      */
-    static Interpreter start(PythonLocation location) {
+    static Interpreter start(PythonLocation pythonLocation) {
         String bootstrap = bootstrapSource();
+        location = pythonLocation;
+        library = NativeLibrary.openGlobally(PythonRuntime.class, pythonLocation.library(), PythonUnavailableException::new);
+        upcalls = Upcalls.open(PythonRuntime.class);
         initializeUpcallClasses();
-        Linker linker = Linker.nativeLinker();
         try (Arena arena = Arena.ofConfined()) {
-            MethodHandle dlopen = linker.downcallHandle(linker.defaultLookup().find("dlopen").orElseThrow(),
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
-            MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(location.library().toString()),
-                    RTLD_NOW | RTLD_GLOBAL);
-            if (handle.address() == 0) {
-                throw new PythonUnavailableException("dlopen(" + location.library() + ", RTLD_GLOBAL) failed");
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-        LibPython py = new LibPython(location.library());
-        lib = py;
-        try (Arena arena = Arena.ofConfined()) {
-            boolean started = (int) py.isInitialized.invokeExact() == 0;
+            boolean started = !LibPython.isInitialized();
             int hostGilState = 0;
             if (started) {
                 // Embedded, Python cannot find its prefix from the executable (java); tell it.
-                MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-                int rc = (int) setenv.invokeExact(arena.allocateFrom("PYTHONHOME"), arena.allocateFrom(location.home()), 1);
-                rc |= (int) setenv.invokeExact(arena.allocateFrom("PYTHONPATH"), arena.allocateFrom(location.path()), 1);
+                int rc = LibPython.setenv(arena.allocateFrom("PYTHONHOME"), arena.allocateFrom(pythonLocation.home()));
+                rc |= LibPython.setenv(arena.allocateFrom("PYTHONPATH"), arena.allocateFrom(pythonLocation.path()));
                 if (rc != 0) {
                     throw new IllegalStateException("setenv(PYTHONHOME/PYTHONPATH) failed");
                 }
-                py.initializeEx.invokeExact(0); // 0: leave the JVM's signal handlers alone
+                LibPython.initializeEx(0); // 0: leave the JVM's signal handlers alone
             } else {
-                hostGilState = (int) py.gilEnsure.invokeExact(); // a host's interpreter: take the GIL as any thread would
+                hostGilState = LibPython.gilEnsure(); // a host's interpreter: take the GIL as any thread would
             }
-            Interpreter interpreter = new Interpreter(py, arena, runBootstrap(py, arena, bootstrap));
-            if (started) {
-                MemorySegment state = (MemorySegment) py.saveThread.invokeExact(); // let every thread take the GIL
-                if (state.address() == 0) {
-                    throw new IllegalStateException("PyEval_SaveThread returned NULL");
+            Interpreter interpreter;
+            try {
+                interpreter = new Interpreter(arena, runBootstrap(arena, bootstrap));
+            } finally {
+                if (started) {
+                    MemorySegment state = LibPython.saveThread(); // let every thread take the GIL
+                    if (state.address() == 0) {
+                        throw new IllegalStateException("PyEval_SaveThread returned NULL");
+                    }
+                } else {
+                    LibPython.gilRelease(hostGilState);
                 }
-            } else {
-                py.gilRelease.invokeExact(hostGilState);
             }
             return interpreter;
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
     }
 
     /**
-     * Initializes the classes whose code runs under the GIL (upcall targets, their stubs and
-     * method definitions, the exceptions thrown there), so that no class initializer runs there.
+     * Makes the module's first restricted call, before any class initializer that needs native
+     * access runs: a JVM that denies it to this module fails here, with the flag named, and not
+     * with an {@link ExceptionInInitializerError}; one that only warns logs jdlpack's warning.
+     *
+     * @throws IllegalCallerException naming the flag
+     */
+    @SuppressWarnings("restricted")
+    static void requireNativeAccess() {
+        NativeAccess.warnIfDisabled(PythonRuntime.class);
+        try {
+            MemorySegment.NULL.reinterpret(0);
+        } catch (IllegalCallerException e) {
+            throw NativeAccess.denied(PythonRuntime.class, e);
+        }
+    }
+
+    /**
+     * Initializes the classes whose code runs under the GIL (the call layer, upcall targets, their
+     * stubs and method definitions, the exceptions thrown there), so that no class initializer runs
+     * there.
      */
     private static void initializeUpcallClasses() {
         MethodHandles.Lookup lookup = MethodHandles.lookup();
-        for (Class<?> type : new Class<?>[] {JavaTensors.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class,
-                FastcallArguments.Refused.class, GuardedCalls.class, PythonException.class}) {
+        for (Class<?> type : new Class<?>[] {LibPython.class, Gil.class, JavaTensors.class, JavaTensorType.class, ExchangeApi.class,
+                ExchangeImports.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class, FastcallArguments.Refused.class,
+                GuardedCalls.class, PythonException.class, PythonValues.class, ExportRequest.class, CpuSource.class}) {
             try {
                 lookup.ensureInitialized(type);
             } catch (IllegalAccessException e) {
@@ -138,21 +160,21 @@ final class Interpreter {
     }
 
     /** Runs the bootstrap in a fresh {@code _jdlpack} module; {@return that module's dict}. Needs the GIL. */
-    private static MemorySegment runBootstrap(LibPython py, Arena arena, String bootstrap) throws Throwable {
-        MemorySegment main = (MemorySegment) py.importAddModule.invokeExact(arena.allocateFrom("__main__"));
-        MemorySegment mainDict = (MemorySegment) py.moduleGetDict.invokeExact(main);
-        MemorySegment module = (MemorySegment) py.importAddModule.invokeExact(arena.allocateFrom("_jdlpack"));
-        MemorySegment dict = (MemorySegment) py.moduleGetDict.invokeExact(module);
-        MemorySegment builtins = (MemorySegment) py.dictGetItemString.invokeExact(mainDict, arena.allocateFrom("__builtins__"));
-        int rc = (int) py.dictSetItemString.invokeExact(dict, arena.allocateFrom("__builtins__"), builtins);
-        JavaTensors.install(py, dict);
-        MemorySegment result = (MemorySegment) py.runString.invokeExact(arena.allocateFrom(bootstrap), LibPython.PY_FILE_INPUT,
-                dict, dict);
+    private static MemorySegment runBootstrap(Arena arena, String bootstrap) {
+        MemorySegment main = LibPython.importAddModule(arena.allocateFrom("__main__"));
+        MemorySegment mainDict = LibPython.moduleGetDict(main);
+        MemorySegment module = LibPython.importAddModule(arena.allocateFrom("_jdlpack"));
+        MemorySegment dict = LibPython.moduleGetDict(module);
+        MemorySegment builtins = LibPython.dictGetItemString(mainDict, arena.allocateFrom("__builtins__"));
+        int rc = LibPython.dictSetItemString(dict, arena.allocateFrom("__builtins__"), builtins);
+        JavaTensors.install(dict);
+        JavaTensorType.install(arena, dict);
+        MemorySegment result = LibPython.runString(arena.allocateFrom(bootstrap), LibPython.PY_FILE_INPUT, dict, dict);
         if (rc != 0 || result.address() == 0) {
-            py.errPrint.invokeExact();
+            LibPython.errPrint();
             throw new IllegalStateException("the Python bootstrap of dlpack-python failed (traceback on stderr)");
         }
-        py.decRef.invokeExact(result);
+        LibPython.decRef(result);
         return dict;
     }
 
@@ -169,12 +191,12 @@ final class Interpreter {
     }
 
     /** A module-level object of {@code _jdlpack}, kept alive for the life of the process. */
-    private static MemorySegment member(LibPython py, Arena arena, MemorySegment dict, String name) throws Throwable {
-        MemorySegment object = (MemorySegment) py.dictGetItemString.invokeExact(dict, arena.allocateFrom(name));
+    private static MemorySegment member(Arena arena, MemorySegment dict, String name) {
+        MemorySegment object = LibPython.dictGetItemString(dict, arena.allocateFrom(name));
         if (object.address() == 0) {
             throw new IllegalStateException("the bootstrap did not define " + name);
         }
-        py.incRef.invokeExact(object);
+        LibPython.incRef(object);
         return object;
     }
 }

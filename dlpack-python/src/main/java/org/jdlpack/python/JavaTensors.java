@@ -4,24 +4,27 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandles;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.plumbing.Diagnostics;
 
 /**
- * The Java side of the Python {@code JavaTensor} objects: a table of the {@link DLPackSource}s that
- * live Python objects stand for, each object's registration in it, and the built-in function the
- * Python class calls, {@code _jdlpack_dlpack(registration, versioned, stream, copy)}, a
- * {@code PyCFunction} (METH_FASTCALL) whose C function is an FFM upcall stub.
+ * The Java side of the Python {@code JavaTensor} objects ({@link JavaTensorType}): a table of the
+ * {@link DLPackSource}s that live Python objects stand for, each object's registration in it, the
+ * export every path shares ({@link #exportCapsule}), and the module-level built-in function
+ * {@code _jdlpack._jdlpack_dlpack(registration, versioned, stream, copy)}, a {@code PyCFunction}
+ * (METH_FASTCALL) whose C function is an FFM upcall stub: the same export for whoever holds a
+ * registration capsule.
  *
  * <p><b>Registrations.</b> A {@code JavaTensor} holds its registration as a {@code PyCapsule}
  * named {@code jdlpack.tensor} whose pointer carries the table id; the capsule's destructor (an
@@ -34,21 +37,18 @@ import org.jdlpack.abi.ManagedTensorKind;
  * upcall has a native frame below it, so a virtual thread running it is pinned to its carrier:
  * it cannot unmount and resume elsewhere, and the thread state Python made current for that OS
  * thread stays the one this code runs under. {@code _jdlpack_dlpack} releases the GIL
- * ({@code PyEval_SaveThread}) while the source exports (Java code that may block), and takes it back
- * ({@code PyEval_RestoreThread}, on the same carrier because of the pinning) only to build the
- * capsule. No exception leaves an upcall: each becomes a Python exception.
+ * while a source that may block exports (see {@link #exportCapsule}). No exception leaves an
+ * upcall: each becomes a Python exception.
  *
  * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
  */
-@SuppressWarnings("restricted")
 final class JavaTensors {
 
-    /** {@code PyMethodDef}: ml_name, ml_meth, ml_flags, ml_doc. */
-    private static final StructLayout METHOD_DEF = MemoryLayout.structLayout(ADDRESS.withName("ml_name"),
-            ADDRESS.withName("ml_meth"), JAVA_INT.withName("ml_flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("ml_doc"));
     private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
 
     private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
+    /** Tensors a registration owns (made from a foreign tensor by the exchange API): closed when it ends. */
+    private static final Map<Long, AutoCloseable> OWNED = new ConcurrentHashMap<>();
     // From 1: PyCapsule_New refuses a NULL pointer.
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
 
@@ -56,8 +56,8 @@ final class JavaTensors {
     // work that may block, which must not run under the GIL. Python keeps these pointers: the
     // name for each capsule's life, the method definition for the life of the process.
     private static final MemorySegment REGISTRATION = Arena.global().allocateFrom("jdlpack.tensor");
-    private static final MemorySegment REGISTRATION_DESTRUCTOR = UpcallStubs.of(MethodHandles.lookup(), "registrationDestructor",
-            FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MemorySegment REGISTRATION_DESTRUCTOR = Interpreter.upcalls().stub(MethodHandles.lookup(),
+            "registrationDestructor", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MemorySegment DLPACK_DEF = methodDef("_jdlpack_dlpack", "dlpack");
 
     private JavaTensors() {
@@ -70,9 +70,27 @@ final class JavaTensors {
         return id;
     }
 
+    /**
+     * {@return an id for a new Python object standing for {@code source}, which the registration
+     * owns: {@code owned} is closed when the registration ends}
+     */
+    static long registerOwned(DLPackSource source, AutoCloseable owned) {
+        long id = register(source);
+        OWNED.put(id, owned);
+        return id;
+    }
+
     /** Drops a registration whose capsule was never made. */
     static void unregister(long id) {
         LIVE.remove(id);
+        AutoCloseable owned = OWNED.remove(id);
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                Diagnostics.report(Level.ERROR, "closing a Java tensor made by the exchange API failed", e);
+            }
+        }
     }
 
     /** {@return how many Java tensor objects Python holds} */
@@ -85,25 +103,24 @@ final class JavaTensors {
      * unregisters it; NULL with the error cleared if Python could not make it} Needs the GIL; only
      * downcalls.
      */
-    static MemorySegment registration(LibPython py, long id) throws Throwable {
-        MemorySegment capsule = (MemorySegment) py.capsuleNew.invokeExact(MemorySegment.ofAddress(id), REGISTRATION,
-                REGISTRATION_DESTRUCTOR);
+    static MemorySegment registration(long id) {
+        MemorySegment capsule = LibPython.capsuleNew(MemorySegment.ofAddress(id), REGISTRATION, REGISTRATION_DESTRUCTOR);
         if (capsule.address() == 0) {
-            py.errClear.invokeExact();
+            LibPython.errClear();
         }
         return capsule;
     }
 
     /** Defines the built-in function in {@code dict}. Needs the GIL; only downcalls. */
-    static void install(LibPython py, MemorySegment dict) throws Throwable {
+    static void install(MemorySegment dict) {
         MemorySegment name = DLPACK_DEF.get(ADDRESS, 0);
-        MemorySegment function = (MemorySegment) py.cFunctionNew.invokeExact(DLPACK_DEF, MemorySegment.NULL);
+        MemorySegment function = LibPython.cFunctionNew(DLPACK_DEF, MemorySegment.NULL);
         if (function.address() == 0) {
-            py.errPrint.invokeExact();
+            LibPython.errPrint();
             throw new IllegalStateException("PyCFunction_New failed for _jdlpack_dlpack");
         }
-        int rc = (int) py.dictSetItemString.invokeExact(dict, name, function);
-        py.decRef.invokeExact(function);
+        int rc = LibPython.dictSetItemString(dict, name, function);
+        LibPython.decRef(function);
         if (rc != 0) {
             throw new IllegalStateException("PyDict_SetItemString failed for _jdlpack_dlpack");
         }
@@ -111,8 +128,8 @@ final class JavaTensors {
 
     /** A {@code PyMethodDef} in global memory for the upcall target {@code javaName}. */
     private static MemorySegment methodDef(String pythonName, String javaName) {
-        MemorySegment stub = UpcallStubs.of(MethodHandles.lookup(), javaName, FASTCALL);
-        MemorySegment def = Arena.global().allocate(METHOD_DEF);
+        MemorySegment stub = Interpreter.upcalls().stub(MethodHandles.lookup(), javaName, FASTCALL);
+        MemorySegment def = Arena.global().allocate(LibPython.METHOD_DEF);
         def.set(ADDRESS, 0, Arena.global().allocateFrom(pythonName));
         def.set(ADDRESS, 8, stub);
         def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
@@ -132,54 +149,121 @@ final class JavaTensors {
         }
     }
 
-    private static MemorySegment exportOrRaise(MemorySegment args, long nargs) throws Throwable {
-        LibPython py = PythonRuntime.lib();
+    private static MemorySegment exportOrRaise(MemorySegment args, long nargs) {
         try {
-            FastcallArguments arguments = new FastcallArguments(py, "_jdlpack_dlpack", args, nargs,
-                    "registration", "versioned", "stream", "copy");
+            FastcallArguments arguments = new FastcallArguments("_jdlpack_dlpack", args, nargs, "registration", "versioned", "stream",
+                    "copy");
             long id = arguments.capsule(0, REGISTRATION, "a JavaTensor's 'jdlpack.tensor' capsule").address();
             boolean versioned = arguments.bool(1);
-            Long stream = arguments.optionalLong(2);
+            OptionalLong stream = arguments.optionalLong(2);
             long copyCode = arguments.longValue(3);
             if (copyCode < -1 || copyCode > 1) {
                 throw arguments.badValue(3, "-1 (None), 0 (False) or 1 (True)", copyCode);
             }
-            DLPackSource source = LIVE.get(id);
-            if (source == null) {
-                return raise(py, py.bufferError, "the Java tensor behind this object was released");
-            }
-            ExportRequest request = new ExportRequest(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
-                    copyCode < 0 ? null : copyCode == 1);
-            ExportedTensor handle = null;
-            MemorySegment pointer = null;
-            RuntimeException refused = null;
-            Throwable failed = null;
-            // Java code runs without the GIL: the export may block, and other Python threads may run meanwhile.
-            MemorySegment thread = (MemorySegment) py.saveThread.invokeExact();
-            try {
-                handle = source.export(request);
-                pointer = handle.consume(); // the capsule owns it from here
-            } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
-                refused = e;
-            } catch (Throwable t) {
-                failed = t;
-            }
-            if (pointer == null && handle != null) {
-                handle.close(); // an export that was made but could not be handed over (never expected)
-            }
-            py.restoreThread.invokeExact(thread); // the same carrier: this upcall pins a virtual thread
-            if (refused != null) {
-                return raise(py, py.bufferError, refused.getMessage());
-            }
-            if (failed != null || handle == null || pointer == null) {
-                return raise(py, py.runtimeError, "the Java tensor's export failed: " + failed);
-            }
-            return Capsules.wrap(py, handle.kind(), pointer);
+            return exportCapsule(LIVE.get(id), versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
+                    copyCode < 0 ? ExportRequest.Copy.IF_NEEDED : copyCode == 1 ? ExportRequest.Copy.ALWAYS : ExportRequest.Copy.NEVER);
         } catch (FastcallArguments.Refused e) {
-            return raise(py, e.type(), e.getMessage());
+            return raise(e.type(), e.getMessage());
         } catch (Throwable t) {
-            return raise(py, py.runtimeError, t.toString());
+            return raise(LibPython.RUNTIME_ERROR, t.toString());
         }
+    }
+
+    /** {@return the source registered under {@code id}, or null when there is none (any more)} */
+    static DLPackSource source(long id) {
+        return LIVE.get(id);
+    }
+
+    /**
+     * Exports {@code source} as the consumer asked, into a new capsule: the new reference, or NULL
+     * with a Python exception set ({@code BufferError} for a request the source refuses or a
+     * released tensor, {@code RuntimeError} for any other failure). Runs in an upcall, with the GIL.
+     *
+     * <p>A {@link CpuSource} exports with the GIL held: its export is a few hundred nanoseconds of
+     * Java that waits for nothing but the ledger's short stripe lock, which no holder of the GIL
+     * can be waiting to take, and releasing and retaking the GIL would cost as much again. Any
+     * other source may block (a device synchronisation, user code), so the GIL is released
+     * ({@code PyEval_SaveThread}) while it exports and taken back ({@code PyEval_RestoreThread}, on
+     * the same carrier: the upcall pins a virtual thread) to build the capsule.
+     */
+    static MemorySegment exportCapsule(DLPackSource source, ManagedTensorKind kind, OptionalLong stream, ExportRequest.Copy copy) {
+        ExportRequest request = stream.isEmpty() && copy == ExportRequest.Copy.IF_NEEDED ? ExportRequest.of(kind)
+                : new ExportRequest(kind, stream, copy);
+        if (source instanceof CpuSource cpu) {
+            MemorySegment pointer = quickExport(cpu, request);
+            return pointer.address() == 0 ? pointer : Capsules.wrap(kind, pointer);
+        }
+        ExportedTensor handed = export(source, request, false);
+        return handed == null ? MemorySegment.NULL : Capsules.wrap(handed.kind(), MemorySegment.ofAddress(handed.address()));
+    }
+
+    /**
+     * Exports {@code source} for {@code request}, which must give the kind asked for: the pointer,
+     * owned by the caller, or NULL with a Python exception set, as {@link #exportCapsule} says.
+     * Runs in an upcall, with the GIL.
+     */
+    static MemorySegment exportPointer(DLPackSource source, ExportRequest request) {
+        if (source instanceof CpuSource cpu) {
+            return quickExport(cpu, request);
+        }
+        ExportedTensor handed = export(source, request, true);
+        return handed == null ? MemorySegment.NULL : MemorySegment.ofAddress(handed.address());
+    }
+
+    /**
+     * A host tensor's export, with the GIL held and without a handle: the pointer of the kind asked
+     * for, or NULL with a Python exception set.
+     */
+    private static MemorySegment quickExport(CpuSource source, ExportRequest request) {
+        try {
+            return source.exportPointer(request);
+        } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
+            return raise(LibPython.BUFFER_ERROR, e.getMessage());
+        } catch (Throwable t) {
+            return raise(LibPython.RUNTIME_ERROR, "the Java tensor's export failed: " + t);
+        }
+    }
+
+    /**
+     * Any other source's export, with the GIL released: {@return the export, already consumed (the
+     * caller owns its pointer), or null with a Python exception set}
+     */
+    private static ExportedTensor export(DLPackSource source, ExportRequest request, boolean exactKind) {
+        if (source == null) {
+            raise(LibPython.BUFFER_ERROR, "the Java tensor behind this object was released");
+            return null;
+        }
+        ExportedTensor handle = null;
+        boolean handed = false;
+        RuntimeException refused = null;
+        Throwable failed = null;
+        MemorySegment thread = LibPython.saveThread();
+        try {
+            handle = source.export(request);
+            if (exactKind && handle.kind() != request.kind()) {
+                throw new IllegalStateException(source + " exported a " + handle.kind().structName() + " when a "
+                        + request.kind().structName() + " was asked for");
+            }
+            handle.consume(); // the caller owns the pointer from here
+            handed = true;
+        } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
+            refused = e;
+        } catch (Throwable t) {
+            failed = t;
+        }
+        if (!handed && handle != null && handle.isOwned()) {
+            handle.close(); // an export that was made but cannot be handed over
+        }
+        LibPython.restoreThread(thread); // the same carrier: this upcall pins a virtual thread
+        if (refused != null) {
+            raise(LibPython.BUFFER_ERROR, refused.getMessage());
+            return null;
+        }
+        if (failed != null || !handed) {
+            raise(LibPython.RUNTIME_ERROR, "the Java tensor's export failed: " + failed);
+            return null;
+        }
+        return handle;
     }
 
     /**
@@ -189,30 +273,21 @@ final class JavaTensors {
     @SuppressWarnings("unused") // the upcall target
     private static void registrationDestructor(MemorySegment capsule) {
         try {
-            LibPython py = PythonRuntime.lib();
-            if ((int) py.capsuleIsValid.invokeExact(capsule, REGISTRATION) != 0) { // never sets an exception
-                MemorySegment pointer = (MemorySegment) py.capsuleGetPointer.invokeExact(capsule, REGISTRATION);
-                LIVE.remove(pointer.address());
+            if (LibPython.capsuleIsValid(capsule, REGISTRATION)) { // never sets an exception
+                MemorySegment pointer = LibPython.capsuleGetPointer(capsule, REGISTRATION);
+                unregister(pointer.address());
             }
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "a JavaTensor registration's destructor failed", t);
-            } catch (Throwable ignored) {
-                // Nothing may leave an upcall, not even a failure to log (out of memory, no stack left).
-            }
+            Diagnostics.report(Level.ERROR, "a JavaTensor registration's destructor failed", t);
         }
     }
 
     /** Sets a Python exception and returns NULL; never throws. */
-    private static MemorySegment raise(LibPython py, MemorySegment type, String message) {
+    static MemorySegment raise(MemorySegment type, String message) {
         try (Arena arena = Arena.ofConfined()) {
-            py.errSetString.invokeExact(type, arena.allocateFrom(message == null ? "(no message)" : message));
+            LibPython.errSetString(type, arena.allocateFrom(message == null ? "(no message)" : message));
         } catch (Throwable t) {
-            try {
-                System.getLogger("org.jdlpack.python").log(System.Logger.Level.ERROR, "could not raise a Python exception", t);
-            } catch (Throwable ignored) {
-                // Never throws, not even when logging fails.
-            }
+            Diagnostics.report(Level.ERROR, "could not raise a Python exception", t);
         }
         return MemorySegment.NULL;
     }

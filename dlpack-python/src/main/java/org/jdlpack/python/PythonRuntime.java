@@ -1,6 +1,7 @@
 package org.jdlpack.python;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
@@ -10,12 +11,33 @@ import org.jdlpack.abi.ImportedTensor;
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
  *
- * <p><b>Which Python.</b> The {@code python3} named by the environment variable
- * {@code JDLPACK_PYTHON}, else the {@code python3} on PATH, is asked (through {@code sysconfig}) for
+ * {@snippet :
+ * PythonRuntime python = PythonRuntime.get();                   // starts the interpreter once per process
+ * python.exec("import numpy as np");
+ *
+ * // A NumPy array into Java, zero copy: closing the tensor calls NumPy's deleter.
+ * try (PythonObject array = python.eval("np.arange(6.0).reshape(2, 3)");
+ *      ImportedTensor tensor = python.importTensor(array)) {
+ *     double last = HostTensorView.of(tensor).getDouble(1, 2);    // 5.0
+ * }
+ *
+ * // A Java tensor into NumPy, zero copy: np.from_dlpack calls its __dlpack__.
+ * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3);
+ *      PythonObject x = python.toPython(DLPackSource.of(tensor));
+ *      PythonObject sum = python.eval("lambda t, scale: float(np.from_dlpack(t).sum()) * scale");
+ *      PythonObject result = python.call(sum, x, 2)) {             // Java values become Python ones
+ *     double total = result.toDouble();                            // 12.0
+ * }
+ * }
+ *
+ * <p><b>Which Python.</b> The first call chooses the interpreter, once per process:
+ * {@link #get(Path)} names a {@code python3}; {@link #get()} takes the one named by the system
+ * property {@code org.jdlpack.python}, else by the environment variable {@code JDLPACK_PYTHON},
+ * else the {@code python3} on PATH. That {@code python3} is asked (through {@code sysconfig}) for
  * its shared libpython, which is loaded with {@code RTLD_GLOBAL} so that extension modules (NumPy,
- * PyTorch) resolve its symbols. One interpreter lives per process: the first {@link #get()} starts
- * it, and it is never finalized by jdlpack. If the process already runs an initialized interpreter
- * from that library, it is used as it is.
+ * PyTorch) resolve its symbols. One interpreter lives per process, and it is never finalized by
+ * jdlpack: a later {@code get(python3)} naming another Python throws. If the process already runs
+ * an initialized interpreter from that library, it is used as it is.
  *
  * <p><b>Tensors.</b> {@link #toPython(DLPackSource)} makes a Python object implementing the array
  * API's {@code __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)} and
@@ -29,6 +51,12 @@ import org.jdlpack.abi.ImportedTensor;
  * calls and Java code that cannot block run, so a virtual thread never unmounts (and resumes on
  * another carrier) while its carrier holds Python's per-thread state.
  *
+ * <p><b>Native access.</b> On the module path, pass
+ * {@code --enable-native-access=org.jdlpack.abi,org.jdlpack.cpu,org.jdlpack.python}; on the class
+ * path {@code --enable-native-access=ALL-UNNAMED}. Without it the JDK warns, or, with
+ * {@code --illegal-native-access=deny}, every call here throws an {@link IllegalCallerException}
+ * naming the flag.
+ *
  * <p><b>Lifetime.</b> The runtime lives until the process ends. If whoever embeds Python finalizes
  * the interpreter, later calls throw {@link IllegalStateException}, and cleanups that would touch
  * Python (dropping a {@link PythonObject}, a Python producer's deleter) leak instead and are
@@ -40,46 +68,93 @@ import org.jdlpack.abi.ImportedTensor;
 public final class PythonRuntime {
 
     private static PythonRuntime instance;
-    private static PythonUnavailableException failure;
+    /** The failure of the first start, and what it asked for: every later call for that Python throws it. */
+    private static RuntimeException failure;
+    private static String failedRequest;
 
-    private final LibPython py;
     private final Interpreter interpreter;
     private final GuardedCalls calls;
+    private final PythonLocation location;
     private final String description;
 
     /**
-     * The embedded interpreter, started by the first call.
+     * The embedded interpreter, started by the first call with the {@code python3} named by the
+     * system property {@code org.jdlpack.python}, else by {@code $JDLPACK_PYTHON}, else the one on
+     * PATH; every later call returns the same runtime, whichever Python it runs.
      *
      * @return the runtime
      * @throws PythonUnavailableException if no embeddable Python was found; the message says what
      *                                    to install. Every later call throws the same.
+     * @throws IllegalCallerException     if native access is denied to this module; the message
+     *                                    names the flag. Every later call throws the same.
      */
     public static synchronized PythonRuntime get() {
-        if (instance == null && failure == null) {
-            try {
-                instance = new PythonRuntime(PythonLocation.probe(PythonLocation.executableFromEnvironment()));
-            } catch (PythonUnavailableException e) {
-                failure = e;
-            } catch (RuntimeException | Error e) {
-                failure = new PythonUnavailableException("embedding Python failed: " + e, e);
-            }
+        if (instance != null) {
+            return instance;
         }
-        if (failure != null) {
-            throw failure;
-        }
-        return instance;
+        return start(PythonLocation.chosenExecutable());
     }
 
-    /** {@return the libpython bindings, for upcalls; set before the first upcall can run} */
-    static LibPython lib() {
-        return Interpreter.lib();
+    /**
+     * The embedded interpreter of the given {@code python3}, started by the first call; a later
+     * call must name the same Python (the same path, or one resolving to the same executable).
+     *
+     * {@snippet :
+     * PythonRuntime python = PythonRuntime.get(Path.of("/opt/venvs/torch/bin/python3"));
+     * }
+     *
+     * @param python3 the Python executable whose libpython to embed (a virtual environment's
+     *                {@code python3} works: its packages are on the path)
+     * @return the runtime
+     * @throws IllegalStateException      if the process already runs another Python (the message
+     *                                    names both); one interpreter lives per process
+     * @throws PythonUnavailableException if that Python cannot be embedded; the message says why
+     * @throws IllegalCallerException     if native access is denied to this module; the message
+     *                                    names the flag
+     */
+    public static synchronized PythonRuntime get(Path python3) {
+        String requested = Objects.requireNonNull(python3, "python3").toString();
+        if (instance != null) {
+            if (!instance.location.isNamedBy(requested)) {
+                throw new IllegalStateException("this process already runs " + instance.description + ", so it cannot embed "
+                        + requested + " too: one interpreter lives per process. Name the same python3 in every "
+                        + "PythonRuntime.get(Path) call, or use PythonRuntime.get()");
+            }
+            return instance;
+        }
+        return start(requested);
+    }
+
+    private static PythonRuntime start(String requested) {
+        if (failure != null && (requested.equals(failedRequest) || failure instanceof IllegalCallerException
+                || !(failure instanceof PythonUnavailableException unavailable && unavailable.nothingLoaded()))) {
+            throw failure; // the same request, or a start that went as far as loading libpython
+        }
+        try {
+            Interpreter.requireNativeAccess(); // first: without it nothing here can work
+            PythonLocation location = PythonLocation.probe(requested);
+            instance = new PythonRuntime(location);
+            failure = null;
+            return instance;
+        } catch (PythonUnavailableException | IllegalCallerException e) {
+            failure = e;
+        } catch (RuntimeException | Error e) {
+            failure = new PythonUnavailableException("embedding Python failed: " + e, e);
+        }
+        failedRequest = requested;
+        throw failure;
     }
 
     private PythonRuntime(PythonLocation location) {
         interpreter = Interpreter.start(location);
-        py = interpreter.py;
-        calls = new GuardedCalls(py, interpreter.guard);
+        calls = new GuardedCalls(interpreter.guard);
+        this.location = location;
         description = "Python " + location.version() + " (" + location.executable() + ", " + location.library() + ")";
+    }
+
+    /** {@return the Python executable, version and libpython this runtime embeds} */
+    PythonLocation location() {
+        return location;
     }
 
     /** {@return which Python this is: version, executable and libpython} */
@@ -103,8 +178,8 @@ public final class PythonRuntime {
      */
     public void exec(String statements) {
         Objects.requireNonNull(statements, "statements");
-        Gil.call(py, arena -> {
-            py.decRef.invokeExact(calls.invokeWithString(arena, interpreter.execFunction, statements));
+        Gil.call(arena -> {
+            LibPython.decRef(calls.invokeWithString(arena, interpreter.execFunction, statements));
             return null;
         });
     }
@@ -118,7 +193,7 @@ public final class PythonRuntime {
      */
     public PythonObject eval(String expression) {
         Objects.requireNonNull(expression, "expression");
-        return PythonObject.adopt(this, Gil.call(py, arena -> calls.invokeWithString(arena, interpreter.evalFunction, expression)));
+        return PythonObject.adopt(this, Gil.call(arena -> calls.invokeWithString(arena, interpreter.evalFunction, expression)));
     }
 
     /**
@@ -143,7 +218,7 @@ public final class PythonRuntime {
      */
     public PythonObject get(String name) {
         Objects.requireNonNull(name, "name");
-        return PythonObject.adopt(this, Gil.call(py, arena -> calls.invokeWithString(arena, interpreter.getFunction, name)));
+        return PythonObject.adopt(this, Gil.call(arena -> calls.invokeWithString(arena, interpreter.getFunction, name)));
     }
 
     /**
@@ -154,8 +229,8 @@ public final class PythonRuntime {
      */
     public void set(String name, PythonObject value) {
         Objects.requireNonNull(name, "name");
-        Gil.call(py, arena -> {
-            py.decRef.invokeExact(calls.invokeWithString(arena, interpreter.setFunction, name, value.pointer()));
+        Gil.call(arena -> {
+            LibPython.decRef(calls.invokeWithString(arena, interpreter.setFunction, name, value.pointer()));
             return null;
         });
     }
@@ -169,12 +244,47 @@ public final class PythonRuntime {
      * @throws PythonException with the traceback, if the call raises
      */
     public PythonObject call(PythonObject callable, PythonObject... arguments) {
-        return PythonObject.adopt(this, Gil.call(py, arena -> {
-            MemorySegment[] pointers = new MemorySegment[arguments.length];
-            for (int i = 0; i < arguments.length; i++) {
-                pointers[i] = arguments[i].pointer();
+        return call(callable, (Object[]) arguments);
+    }
+
+    /**
+     * Calls a Python callable with positional arguments given as Java values: {@code long},
+     * {@code int}, {@code short} and {@code byte} become Python {@code int}s, {@code double} and
+     * {@code float} Python {@code float}s, {@code boolean} {@code True} or {@code False},
+     * {@code String} a {@code str}, {@code null} {@code None}, and a {@link PythonObject} is passed
+     * as it is.
+     *
+     * {@snippet :
+     * try (PythonObject full = python.eval("np.full");
+     *      PythonObject array = python.call(full, 3, 0.5)) {          // np.full(3, 0.5)
+     *     ...
+     * }
+     * }
+     *
+     * @param callable  the callable
+     * @param arguments the arguments
+     * @return the result; close it when done
+     * @throws IllegalArgumentException if an argument is of another type (the message names it);
+     *                                  nothing has run in Python then
+     * @throws PythonException          with the traceback, if the call raises
+     */
+    public PythonObject call(PythonObject callable, Object... arguments) {
+        Objects.requireNonNull(callable, "callable");
+        PythonValues.check(arguments);
+        return PythonObject.adopt(this, Gil.call(arena -> {
+            MemorySegment[] objects = new MemorySegment[arguments.length];
+            try {
+                for (int i = 0; i < arguments.length; i++) {
+                    objects[i] = PythonValues.toPython(arena, arguments[i]);
+                }
+                return calls.invoke(callable.pointer(), objects);
+            } finally {
+                for (MemorySegment object : objects) {
+                    if (object != null) {
+                        LibPython.decRef(object);
+                    }
+                }
             }
-            return calls.invoke(callable.pointer(), pointers);
         }));
     }
 
@@ -192,23 +302,9 @@ public final class PythonRuntime {
         long id = JavaTensors.register(source); // before the GIL: a concurrent map write may block
         MemorySegment object;
         try {
-            object = Gil.call(py, arena -> {
-                // From here the capsule owns the registration: dropping it (here on a failure, or
-                // with the JavaTensor) unregisters.
-                MemorySegment registration = JavaTensors.registration(py, id);
-                if (registration.address() == 0) {
-                    throw new OutOfMemoryError("PyCapsule_New failed for a JavaTensor registration");
-                }
-                MemorySegment[] arguments = {registration, (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceType()),
-                        (MemorySegment) py.longFromLongLong.invokeExact((long) device.deviceId())};
-                try {
-                    return calls.invoke(interpreter.javaTensorFactory, arguments);
-                } finally {
-                    for (MemorySegment argument : arguments) {
-                        py.decRef.invokeExact(argument);
-                    }
-                }
-            });
+            // From the capsule made inside on, the registration is the capsule's: dropping it (on a
+            // failure here, or with the JavaTensor) unregisters.
+            object = Gil.call(arena -> JavaTensorType.newInstance(id, device));
         } catch (RuntimeException | Error e) {
             JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
             throw e;
@@ -217,10 +313,19 @@ public final class PythonRuntime {
     }
 
     /**
-     * Imports a Python tensor: calls {@code __dlpack__(max_version=(1, 3))}, or {@code __dlpack__()}
-     * when the producer predates DLPack 1.0 and rejects {@code max_version} (a {@code TypeError}),
-     * consumes the capsule (renamed {@code used_dltensor_versioned} / {@code used_dltensor}) and
-     * imports the managed tensor, zero copy. An unconsumed DLPack capsule is accepted as it is.
+     * Imports a Python tensor, zero copy, by the fastest way its type offers:
+     * <ol>
+     *   <li>the DLPack 1.3 C exchange API, when the object's type has a usable table in
+     *       {@code __dlpack_c_exchange_api__} (version major 1, {@code managed_tensor_from_py_object_no_sync}
+     *       not NULL; checked once per type): one C call, no Python code (Java tensors, PyTorch
+     *       2.10 and later). A tensor on a device other than the CPU is given back and taken
+     *       through {@code __dlpack__}, whose {@code stream=None} makes the producer order its
+     *       work first, which the exchange API leaves to the consumer;</li>
+     *   <li>else {@code __dlpack__(max_version=(1, 3))}, or {@code __dlpack__()} when the producer
+     *       predates DLPack 1.0 and rejects {@code max_version} (a {@code TypeError}); the capsule
+     *       is consumed (renamed {@code used_dltensor_versioned} / {@code used_dltensor}). An
+     *       unconsumed DLPack capsule is accepted as it is.</li>
+     * </ol>
      *
      * The tensor has the default lifetime, {@link ImportLifetime#CONFINED}: this thread reads it
      * and closes it.
@@ -249,18 +354,25 @@ public final class PythonRuntime {
      */
     public ImportedTensor importTensor(PythonObject tensor, ImportLifetime lifetime) {
         Objects.requireNonNull(lifetime, "lifetime");
-        Capsules.Taken taken = Gil.call(py, arena -> {
-            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, tensor.pointer());
+        Capsules.Taken taken = Gil.call(arena -> {
+            MemorySegment object = tensor.pointer();
+            Capsules.Taken exchanged = ExchangeImports.tryTake(arena, object);
+            if (exchanged != null) {
+                return exchanged;
+            }
+            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, object);
             try {
-                return Capsules.take(py, capsule);
+                return Capsules.take(capsule);
             } finally {
-                py.decRef.invokeExact(capsule);
+                LibPython.decRef(capsule);
             }
         });
         // Without the GIL: the guard writes a concurrent map, and a deleter called on a failed
         // import takes the GIL itself. The tensor is ours alone now (the capsule is renamed used_).
         try {
-            ForeignDeleterGuard.install(taken.kind(), taken.pointer());
+            if (!taken.jdlpackDeleter()) {
+                ForeignDeleterGuard.install(taken.kind(), taken.pointer());
+            }
         } catch (RuntimeException | Error e) {
             ImportedTensor.discard(taken.kind(), taken.pointer()); // the producer's own deleter, still in place
             throw e;
@@ -270,6 +382,16 @@ public final class PythonRuntime {
 
     /** {@code str(object)}. */
     String str(PythonObject object) {
-        return Gil.call(py, arena -> calls.str(object.pointer()));
+        return Gil.call(arena -> GuardedCalls.str(object.pointer()));
+    }
+
+    /** A conversion of a borrowed object, run under the GIL. */
+    interface Read<T> {
+        T read(MemorySegment object);
+    }
+
+    /** Runs {@code read} on the object under the GIL. */
+    <T> T read(PythonObject object, Read<T> read) {
+        return Gil.call(arena -> read.read(object.pointer()));
     }
 }

@@ -50,7 +50,7 @@ public final class ArrowRecipe {
 
         @Override
         public ExportedTensor export(ExportRequest request) {
-            if (request.stream() != null || request.copyRequired()) {
+            if (request.stream().isPresent() || request.copyRequired()) {
                 throw new UnsupportedOperationException("an Arrow column is shared as it is: no stream, no copy=True");
             }
             return request.kind() == ManagedTensorKind.LEGACY ? export.export(ExportOptions.LEGACY) : export.export();

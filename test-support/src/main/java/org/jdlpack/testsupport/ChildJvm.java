@@ -19,6 +19,7 @@ public final class ChildJvm {
 
     private final List<String> jvmOptions = new ArrayList<>();
     private long timeoutSeconds = 300;
+    private boolean nativeAccess = true;
 
     private ChildJvm() {
     }
@@ -36,6 +37,18 @@ public final class ChildJvm {
      */
     public ChildJvm options(String... options) {
         jvmOptions.addAll(List.of(options));
+        return this;
+    }
+
+    /**
+     * Leaves out the {@code --enable-native-access=ALL-UNNAMED} every child gets otherwise, for a
+     * test of what a user who forgot it sees (pass {@code --illegal-native-access=deny} or a
+     * narrower {@code --enable-native-access} as {@link #options}).
+     *
+     * @return this
+     */
+    public ChildJvm withoutNativeAccess() {
+        this.nativeAccess = false;
         return this;
     }
 
@@ -59,7 +72,10 @@ public final class ChildJvm {
      */
     public Outcome run(Class<?> mainClass, String... args) {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:-CreateCoredumpOnCrash", "-XX:ErrorFile=/dev/null"));
+                "-XX:-CreateCoredumpOnCrash", "-XX:ErrorFile=/dev/null"));
+        if (nativeAccess) {
+            command.add("--enable-native-access=ALL-UNNAMED");
+        }
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         command.addAll(List.of(args));

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class NativeBuild {
 
-    private static final String[] SOURCES = {"dlpack.h", "peer_deleter.h", "peer.c", "abi_probe.c", "upcall_limits.c"};
+    private static final String[] SOURCES = {"dlpack.h", "peer_deleter.h", "peer.c", "abi_probe.c", "upcall_limits.c", "exchange_peer.c"};
 
     private NativeBuild() {
     }

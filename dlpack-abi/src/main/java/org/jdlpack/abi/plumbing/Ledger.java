@@ -25,8 +25,9 @@ import java.util.function.Supplier;
  *       {@code PythonObject}). Live entries are kept reachable in lists striped by the registering
  *       thread ({@link ThreadStripes}), so a thread takes an uncontended lock of its own stripe;
  *       one daemon thread, started by the first watched entry, runs {@link Entry#forgotten()} for
- *       each entry the collector queues while it is still open. A JDK {@code Cleaner} would add a
- *       cleanable and an action object per entry and one lock every thread shares.</li>
+ *       each entry the collector queues while it is still open. The JDK's cleaner service
+ *       ({@code java.lang.ref}) would add a cleanable and an action object per entry and one lock
+ *       every thread shares.</li>
  *   <li><b>Leak reports.</b> {@link #reportLeak} counts exactly ({@link #leaks()}) and logs at a
  *       rate that a program leaking in a loop cannot turn into a flood.</li>
  *   <li><b>Creation sites.</b> With the system property {@value #TRACKING_PROPERTY} set to
