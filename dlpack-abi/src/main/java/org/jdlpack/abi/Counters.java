@@ -1,19 +1,27 @@
 package org.jdlpack.abi;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.LongAdder;
+
+import org.jdlpack.abi.plumbing.ThreadStripes;
 
 /**
  * The process-wide counters behind {@code org.jdlpack.abi.DLPackStats}. Updated from any thread,
- * upcalls included; {@link LongAdder} keeps contended updates cheap.
+ * upcalls included; {@link LongAdder} keeps contended updates cheap. What can be counted where it
+ * already lies is counted there when asked, not on the hot path: the owned managed tensors are
+ * the claims in {@link OwnedPointers}.
  */
 final class Counters {
 
-    /** Exports whose deleter has not run yet. */
-    public static final LongAdder LIVE_EXPORTS = new LongAdder();
-    /** Bytes of export headers (struct, shape, strides) allocated with malloc and not yet freed. */
-    public static final LongAdder EXPORT_HEADER_BYTES = new LongAdder();
-    /** Managed tensors Java owns and has neither released nor handed on. */
-    public static final LongAdder OWNED_MANAGED_TENSORS = new LongAdder();
+    /**
+     * Live exports and their header bytes in one sum, {@code exports << 40 | bytes}, so that an
+     * export and its deleter update one adder each, not two: a header is at most 80 + 16 * 64
+     * bytes, so 2^28 live exports stay far below 2^40 bytes. Exact, as the adds and subtracts
+     * pair up whatever cells they land in.
+     */
+    private static final StripedSum EXPORTS = new StripedSum();
+    private static final int EXPORT_SHIFT = 40;
     /** Deleter calls for a pointer that is not a live export of ours. */
     public static final LongAdder BOGUS_DELETER_CALLS = new LongAdder();
     /** Failures inside a deleter, ours (upcall) or a foreign one called from Java. */
@@ -22,5 +30,56 @@ final class Counters {
     public static final LongAdder RELEASE_CALLBACK_FAILURES = new LongAdder();
 
     private Counters() {
+    }
+
+    /**
+     * A sum kept in one counter per thread stripe ({@link ThreadStripes}), each on cache lines of
+     * its own: a thread always adds to its own stripe's, so two threads share a line only when
+     * their ids share a stripe. A {@link LongAdder} picks its cell by a random probe and moves only
+     * when a compare-and-set fails: two threads that take turns on one cell never fail, and pass
+     * the line between their cores on every update for as long as they run.
+     */
+    private static final class StripedSum {
+        /** Longs between two stripes' counters: 128 bytes, so that no two share a 64-byte line. */
+        private static final int STRIDE = 16;
+        private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+        private final long[] sums = new long[(ThreadStripes.COUNT + 1) * STRIDE];
+
+        void add(long delta) {
+            LONGS.getAndAdd(sums, (ThreadStripes.current() + 1) * STRIDE, delta);
+        }
+
+        long sum() {
+            long total = 0;
+            for (int stripe = 1; stripe <= ThreadStripes.COUNT; stripe++) {
+                total += (long) LONGS.getVolatile(sums, stripe * STRIDE);
+            }
+            return total;
+        }
+    }
+
+    /** An export went live with a header of {@code headerBytes}. */
+    static void exportPublished(long headerBytes) {
+        EXPORTS.add(1L << EXPORT_SHIFT | headerBytes);
+    }
+
+    /** An export's deleter ran. */
+    static void exportRemoved(long headerBytes) {
+        EXPORTS.add(-(1L << EXPORT_SHIFT | headerBytes));
+    }
+
+    /** {@return exports whose deleter has not run yet} */
+    static long liveExports() {
+        return EXPORTS.sum() >>> EXPORT_SHIFT;
+    }
+
+    /** {@return bytes of export headers (struct, shape, strides) allocated with malloc and not yet freed} */
+    static long exportHeaderBytes() {
+        return EXPORTS.sum() & ((1L << EXPORT_SHIFT) - 1);
+    }
+
+    /** {@return managed tensors Java owns and has neither released nor handed on: the claims of {@link OwnedPointers}} */
+    static long ownedManagedTensors() {
+        return OwnedPointers.count();
     }
 }

@@ -43,7 +43,7 @@ public record DLDevice(int deviceType, int deviceId) {
      * @see DLDeviceType#isHostAccessible()
      */
     public boolean isHostAccessible() {
-        return type().map(DLDeviceType::isHostAccessible).orElse(false);
+        return DLDeviceType.isHostAccessible(deviceType); // no Optional: this runs on every import
     }
 
     @Override

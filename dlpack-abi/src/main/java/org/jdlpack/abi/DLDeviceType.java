@@ -75,6 +75,11 @@ public enum DLDeviceType {
         return hostAccessible;
     }
 
+    /** {@link #isHostAccessible()} of the device type with this C value; false for an unknown one. */
+    static boolean isHostAccessible(int code) {
+        return code >= 0 && code < BY_CODE.length && BY_CODE[code] != null && BY_CODE[code].hostAccessible;
+    }
+
     /**
      * Whether {@code data} on the device type with this C value is a pointer that {@code byte_offset} can be folded
      * into: device and host addresses (CPU, CUDA and its host and managed memory, ROCm and its host

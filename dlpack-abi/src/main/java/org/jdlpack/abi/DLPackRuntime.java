@@ -48,11 +48,11 @@ public final class DLPackRuntime {
      */
     public static String liveObjects() {
         List<String> live = new ArrayList<>();
-        long exports = Counters.LIVE_EXPORTS.sum();
+        long exports = Counters.liveExports();
         if (exports != 0) {
             live.add(exports + " live exports (their consumers have not called the deleter)");
         }
-        long owned = Counters.OWNED_MANAGED_TENSORS.sum();
+        long owned = Counters.ownedManagedTensors();
         if (owned != 0) {
             live.add(owned + " owned managed tensors (ImportedTensor or ExportedTensor objects not closed)");
         }

@@ -58,12 +58,12 @@ public final class DLPackStats {
 
     /** {@return the number of exports whose deleter has not been called yet} */
     public static long liveExports() {
-        return Counters.LIVE_EXPORTS.sum();
+        return Counters.liveExports();
     }
 
     /** {@return the native bytes held by live export headers (struct, shape and strides): allocated and not yet freed} */
     public static long exportHeaderBytes() {
-        return Counters.EXPORT_HEADER_BYTES.sum();
+        return Counters.exportHeaderBytes();
     }
 
     /**
@@ -71,7 +71,7 @@ public final class DLPackStats {
      * imported or closed, and imported tensors not yet released}
      */
     public static long ownedManagedTensors() {
-        return Counters.OWNED_MANAGED_TENSORS.sum();
+        return Counters.ownedManagedTensors();
     }
 
     /**

@@ -29,34 +29,48 @@ final class HeaderQuarantine {
     /** Header bytes a stripe holds at most. */
     static final long MAX_BYTES = 64 * 1024;
 
-    /** One stripe: a ring of (address, bytes), guarded by {@code locked}. Padded at both ends. */
+    /** Padding before a FIFO's state, the 4-byte gap after the header taken (see {@link Fifo}). */
     @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class Fifo {
-        private static final VarHandle LOCKED;
+    private static class FifoLeftPad {
+        int gap;
+        long p0, p1, p2, p3, p4, p5, p6, p7;
+    }
 
-        static {
-            try {
-                LOCKED = MethodHandles.lookup().findVarHandle(Fifo.class, "locked", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        long p0, p1, p2, p3, p4, p5, p6;
+    /** What the try-lock guards. */
+    private static class FifoState extends FifoLeftPad {
         volatile int locked;
         int oldest;
         int count;
         long bytes;
         final long[] addresses = new long[MAX_HEADERS];
         final long[] sizes = new long[MAX_HEADERS];
-        long q0, q1, q2, q3, q4, q5, q6;
+    }
+
+    /**
+     * One stripe: a ring of (address, bytes), guarded by {@code locked}. Padded on both sides
+     * through its superclasses: the JVM lays out superclass fields first and sorts each class's
+     * fields by size, so padding fields declared around the state in one class would not surround it.
+     */
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static final class Fifo extends FifoState {
+        private static final VarHandle LOCKED;
+
+        static {
+            try {
+                LOCKED = MethodHandles.lookup().findVarHandle(FifoState.class, "locked", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        long q0, q1, q2, q3, q4, q5, q6, q7;
 
         boolean tryLock() {
             return locked == 0 && LOCKED.compareAndSet(this, 0, 1);
         }
 
         void unlock() {
-            locked = 0;
+            LOCKED.setRelease(this, 0); // a release store: no fence on x86, and nothing after it must wait for it
         }
     }
 

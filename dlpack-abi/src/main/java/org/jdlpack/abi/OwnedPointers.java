@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * in one {@code long[]} (longs, not references: a reference store into a table every thread writes
  * would mark GC cards that two threads share). Claiming takes the bucket's spin lock for a scan of
  * seven words, so two claims of one address are decided one after the other; dropping a claim is
- * one volatile store, made before the deleter is called, so that an address the producer reuses
+ * one release store, made before the deleter is called, so that an address the producer reuses
  * for its next tensor is free again by the time that tensor arrives. A full bucket spills into a
  * concurrent map (its count in the lock word tells claims to look there).
  *
@@ -37,8 +37,13 @@ final class OwnedPointers {
     private static final long ONE_SPILLED = 2;
 
     private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
-    /** 128 KiB: 2048 buckets of 64 bytes. */
-    private static final long[] TABLE = new long[BUCKETS * WIDTH];
+    /**
+     * Room before bucket 0: the table's first cache line also holds the array's length, which
+     * every claim's range checks read; a lock word written there would make them miss.
+     */
+    private static final int ROOM = WIDTH;
+    /** 128 KiB: 2048 buckets of 64 bytes, after the room. */
+    private static final long[] TABLE = new long[ROOM + BUCKETS * WIDTH];
     private static final Map<Long, Boolean> SPILL = new ConcurrentHashMap<>();
 
     private OwnedPointers() {
@@ -68,14 +73,14 @@ final class OwnedPointers {
                 throw alreadyOwned(kind, address);
             }
             if (free >= 0) {
-                WORDS.setVolatile(TABLE, free, address);
+                WORDS.setOpaque(TABLE, free, address); // published by the unlock's release store
                 return free;
             }
             SPILL.put(address, Boolean.TRUE);
             lock += ONE_SPILLED;
             return SPILLED;
         } finally {
-            WORDS.setVolatile(TABLE, bucket, lock); // unlocks, keeping the spill count
+            WORDS.setRelease(TABLE, bucket, lock); // unlocks, keeping the spill count
         }
     }
 
@@ -87,7 +92,9 @@ final class OwnedPointers {
      */
     static void drop(long address, int ticket) {
         if (ticket >= 0) {
-            WORDS.setVolatile(TABLE, ticket, 0L);
+            // No fence needed: this store comes before the deleter in program order, and whoever
+            // reuses the address synchronizes with the free() inside that deleter, so sees it.
+            WORDS.setRelease(TABLE, ticket, 0L);
             return;
         }
         int bucket = bucketOf(address);
@@ -95,13 +102,30 @@ final class OwnedPointers {
         if (SPILL.remove(address) != null) {
             lock -= ONE_SPILLED;
         }
-        WORDS.setVolatile(TABLE, bucket, lock);
+        WORDS.setRelease(TABLE, bucket, lock);
+    }
+
+    /**
+     * {@return how many addresses are claimed} A scan of the table (128 KiB) and the spill map,
+     * for statistics: the claims are the count of managed tensors Java owns, and counting them here
+     * keeps a counter update off every import.
+     */
+    static long count() {
+        long claimed = SPILL.size();
+        for (int bucket = ROOM; bucket < TABLE.length; bucket += WIDTH) {
+            for (int i = bucket + 1; i < bucket + WIDTH; i++) {
+                if ((long) WORDS.getOpaque(TABLE, i) != 0) {
+                    claimed++;
+                }
+            }
+        }
+        return claimed;
     }
 
     /** {@return the index of the lock word of the bucket {@code address} hashes to} */
     private static int bucketOf(long address) {
         // Fibonacci hashing: malloc'ed structs are 16-byte aligned, so the low bits alone would crowd.
-        return (int) ((address * 0x9E37_79B9_7F4A_7C15L) >>> (64 - BUCKET_BITS)) * WIDTH;
+        return ROOM + (int) ((address * 0x9E37_79B9_7F4A_7C15L) >>> (64 - BUCKET_BITS)) * WIDTH;
     }
 
     /** Takes a bucket's lock; {@return the lock word as it was, unlocked} Held for a scan of seven words. */

@@ -59,7 +59,6 @@ final class OwnershipCell extends Ledger.Entry {
         this.ticket = ticket;
         this.owner = owner;
         this.detail = detail;
-        Counters.OWNED_MANAGED_TENSORS.increment();
         open();
     }
 
@@ -116,7 +115,6 @@ final class OwnershipCell extends Ledger.Entry {
 
     private void leaveOwnedState() {
         settle();
-        Counters.OWNED_MANAGED_TENSORS.decrement();
     }
 
     /** The safety net: the owner was forgotten while it still owned the pointer. */

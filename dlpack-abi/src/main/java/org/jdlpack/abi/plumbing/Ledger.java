@@ -292,16 +292,31 @@ public final class Ledger {
     }
 
     /**
-     * One doubly linked list of live entries; its monitor guards the links. Padded: two threads
-     * writing the lock words and heads of neighbouring stripes on one cache line made every import
-     * a cache miss once two threads imported at once.
+     * 64 bytes of padding before a stripe's state, and the 4-byte gap after the object header
+     * taken, so that no field of the state is laid out next to the previous object in memory.
      */
     @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class Stripe {
-        private long p0, p1, p2, p3, p4, p5, p6, p7;
-        private Entry head;
-        private int size;
-        private long q0, q1, q2, q3, q4, q5, q6, q7;
+    private static class StripeLeftPad {
+        int gap;
+        long p0, p1, p2, p3, p4, p5, p6, p7;
+    }
+
+    /** What a stripe's monitor guards. */
+    private static class StripeState extends StripeLeftPad {
+        Entry head;
+        int size;
+    }
+
+    /**
+     * One doubly linked list of live entries; its monitor guards the links. Padded on both sides
+     * through its superclasses and its own fields: the JVM lays out superclass fields first and
+     * sorts each class's fields by size, so padding fields in one class would not surround the
+     * others, and two threads writing the state of neighbouring stripes on one cache line made
+     * every import a cache miss once two threads imported at once.
+     */
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static final class Stripe extends StripeState {
+        long q0, q1, q2, q3, q4, q5, q6, q7;
 
         synchronized void add(Entry entry) {
             entry.next = head;
