@@ -33,7 +33,9 @@ import org.jdlpack.testsupport.PeerTensor;
  * JIT compilation. It reports the median thread's CPU time per operation beside the aggregate
  * wall time: on cores shared with other work, wall time grows with waiting for a core, while
  * contention on shared cache lines shows as CPU time that grows with the thread count. Not JMH:
- * JMH has no per-thread CPU time; the JMH thread series gives the wall-time figures.
+ * JMH has no per-thread CPU time; the JMH thread series gives the wall-time figures. Two more modes
+ * run when named, {@code sharedSegmentDowncall} and {@code ownSegmentDowncall}: a downcall given a
+ * segment of one shared import that every thread passes, against one of each thread's own.
  *
  * <p>{@code java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar
  * org.jdlpack.benchmarks.ThreadScaling [operations per thread] [modes...]} (default 1,000,000 and
@@ -50,6 +52,13 @@ public final class ThreadScaling {
     private static final int[] THREAD_COUNTS = java.util.Arrays.stream(System.getProperty("scaling.threads", "1,2,4,8").split(","))
             .mapToInt(Integer::parseInt).toArray();
     private static final List<String> MODES = List.of("exportRoundTrip", "importDefault", "importScoped", "upcallControl");
+    /**
+     * Downcalls given a segment: of one SHARED import every thread passes (each downcall acquires
+     * and releases that shared scope), or of each thread's own confined arena. Run on request.
+     */
+    private static final List<String> DOWNCALL_MODES = List.of("sharedSegmentDowncall", "ownSegmentDowncall");
+    /** The SHARED import every thread of {@code sharedSegmentDowncall} passes to its downcalls. */
+    private static MemorySegment shared;
     private static MemorySegment noop;
 
     private ThreadScaling() {
@@ -70,12 +79,17 @@ public final class ThreadScaling {
                 MethodType.methodType(void.class)), FunctionDescriptor.ofVoid(), Arena.global());
         long operations = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000;
         List<String> modes = args.length > 1 ? List.of(args).subList(1, args.length) : MODES;
+        CPeer peer = CPeer.get();
+        ImportedTensor sharedTensor = ImportedTensor.of(ManagedTensorKind.VERSIONED,
+                peer.quietDeleter(peer.make(PeerTensor.versioned().shape(64))).pointer(), org.jdlpack.abi.ImportLifetime.SHARED);
+        shared = sharedTensor.hostSegment();
         for (String mode : modes) {
             for (int threads : THREAD_COUNTS) {
                 double[] result = run(mode, threads, operations, threads == THREAD_COUNTS[0] ? 3 : 1);
                 System.out.printf("scaling mode=%s threads=%d cpu_ns=%.1f wall_ns=%.1f%n", mode, threads, result[0], result[1]);
             }
         }
+        sharedTensor.close();
     }
 
     /** Returns the median thread's CPU ns per op and the aggregate wall ns per op of the measured round. */
@@ -143,12 +157,22 @@ public final class ThreadScaling {
                     sink += ImportedTensor.apply(ManagedTensorKind.VERSIONED, foreign, t -> t.hostSegment().get(JAVA_FLOAT_UNALIGNED, 4));
                 }
             }
+            case "sharedSegmentDowncall", "ownSegmentDowncall" -> {
+                try (Arena local = Arena.ofConfined()) {
+                    MemorySegment into = local.allocate(16);
+                    MemorySegment from = mode.equals("ownSegmentDowncall") ? local.allocate(16) : shared;
+                    for (long i = 0; i < operations; i++) {
+                        peer.memcpy(into, from, 16);
+                    }
+                    sink += into.get(JAVA_FLOAT_UNALIGNED, 4);
+                }
+            }
             case "upcallControl" -> {
                 for (long i = 0; i < operations / UPCALLS_PER_CALL; i++) {
                     peer.callN(noop, UPCALLS_PER_CALL);
                 }
             }
-            default -> throw new IllegalArgumentException("no mode " + mode + "; modes: " + MODES);
+            default -> throw new IllegalArgumentException("no mode " + mode + "; modes: " + MODES + " and " + DOWNCALL_MODES);
         }
         return sink;
     }
