@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 
 import org.jdlpack.abi.plumbing.NativeAccess;
 import org.jdlpack.abi.plumbing.NativeLibrary;
+import org.jdlpack.abi.plumbing.ProcessState;
 import org.jdlpack.abi.plumbing.Upcalls;
 
 /**
@@ -87,11 +88,30 @@ final class Interpreter {
      * @throws PythonUnavailableException if the library does not load
      * @throws IllegalCallerException     naming the flag, if native access is denied to this module
      */
+    /** What {@code DLPackRuntime.release()} is told once the interpreter started: it cannot be released. */
+    private static final ProcessState.Part KEPT_FOR_THE_PROCESS = new ProcessState.Part() {
+        @Override
+        public String live() {
+            return "dlpack-python's embedded interpreter, whose upcall stubs CPython keeps for the life of the process "
+                    + "(CPython cannot be restarted); to unload a class loader that used it, load jdlpack from the engine's "
+                    + "own class path instead (docs/engines.md)";
+        }
+
+        @Override
+        public void release() {
+            throw new IllegalStateException(live());
+        }
+    };
+
     static Interpreter start(PythonLocation pythonLocation) {
         String bootstrap = bootstrapSource();
         location = pythonLocation;
         library = NativeLibrary.openGlobally(PythonRuntime.class, pythonLocation.library(), PythonUnavailableException::new);
         upcalls = Upcalls.open(PythonRuntime.class);
+        // CPython cannot be restarted, and it keeps pointers to these stubs for as long as it
+        // lives (method definitions, type slots, capsule destructors): kept on purpose, and said
+        // so whenever someone asks to release jdlpack's process-wide state.
+        ProcessState.register(KEPT_FOR_THE_PROCESS);
         initializeUpcallClasses();
         try (Arena arena = Arena.ofConfined()) {
             boolean started = !LibPython.isInitialized();
