@@ -82,12 +82,6 @@ final class Interpreter {
         return made;
     }
 
-    /**
-     * Loads {@code location}'s libpython, starts or joins its interpreter and runs the bootstrap.
-     *
-     * @throws PythonUnavailableException if the library does not load
-     * @throws IllegalCallerException     naming the flag, if native access is denied to this module
-     */
     /** What {@code DLPackRuntime.release()} is told once the interpreter started: it cannot be released. */
     private static final ProcessState.Part KEPT_FOR_THE_PROCESS = new ProcessState.Part() {
         @Override
@@ -103,6 +97,12 @@ final class Interpreter {
         }
     };
 
+    /**
+     * Loads {@code location}'s libpython, starts or joins its interpreter and runs the bootstrap.
+     *
+     * @throws PythonUnavailableException if the library does not load
+     * @throws IllegalCallerException     naming the flag, if native access is denied to this module
+     */
     static Interpreter start(PythonLocation pythonLocation) {
         String bootstrap = bootstrapSource();
         location = pythonLocation;
