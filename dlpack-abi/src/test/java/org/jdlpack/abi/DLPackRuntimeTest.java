@@ -10,8 +10,8 @@ import java.net.URLClassLoader;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
-import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

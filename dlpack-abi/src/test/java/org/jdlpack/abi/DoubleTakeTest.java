@@ -8,9 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.ChildJvm;
-import org.jdlpack.testsupport.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.jdlpack.testsupport.Race;
 import org.junit.jupiter.api.RepeatedTest;

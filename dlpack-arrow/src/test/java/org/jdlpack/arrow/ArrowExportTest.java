@@ -23,7 +23,7 @@ import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.testsupport.CPeer;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -27,7 +27,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.testsupport.CPeer;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.jdlpack.cpu.HostTensorView;
 import org.junit.jupiter.api.Test;

@@ -13,7 +13,7 @@ import org.jdlpack.python.PythonException;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
 import org.jdlpack.python.PythonUnavailableException;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

@@ -16,7 +16,7 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -15,7 +15,7 @@ import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -17,7 +17,7 @@ import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.testsupport.CPeer;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -19,7 +19,7 @@ import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.python.PythonException;
 import org.jdlpack.python.PythonRuntime;
 import org.jdlpack.python.PythonUnavailableException;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerRequirement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -36,7 +36,7 @@ import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.NativeBuild;
-import org.jdlpack.testsupport.NothingLeftBehind;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerRequirement;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.AfterAll;
