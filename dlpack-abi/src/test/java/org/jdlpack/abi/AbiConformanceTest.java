@@ -3,10 +3,10 @@ package org.jdlpack.abi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.MemoryLayout.PathElement;
-import java.lang.foreign.StructLayout;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.jdlpack.abi.testing.LayoutFacts;
 import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.Test;
 
@@ -16,80 +16,64 @@ import org.junit.jupiter.api.Test;
  */
 class AbiConformanceTest {
 
-    private final Map<String, Long> java = new LinkedHashMap<>();
-
-    private void struct(String name, StructLayout layout, long sizeConstant) {
-        // The hand-written constant, the layout and the C compiler must all agree.
-        assertThat(layout.byteSize()).as("layout size of " + name).isEqualTo(sizeConstant);
-        java.put("sizeof." + name, sizeConstant);
-        java.put("alignof." + name, layout.byteAlignment());
-    }
-
-    private void field(String struct, StructLayout layout, String field, long offsetConstant) {
-        assertThat(layout.byteOffset(PathElement.groupElement(field))).as("layout offset of " + struct + "." + field)
-                .isEqualTo(offsetConstant);
-        java.put("offsetof." + struct + "." + field, offsetConstant);
-    }
+    private final LayoutFacts javaSide = new LayoutFacts();
 
     @Test
     void everyLayoutSizeOffsetAndEnumValueMatchesTheCCompiler() {
-        struct("DLPackVersion", DLPackVersionLayout.LAYOUT, DLPackVersionLayout.SIZE);
-        field("DLPackVersion", DLPackVersionLayout.LAYOUT, "major", DLPackVersionLayout.MAJOR);
-        field("DLPackVersion", DLPackVersionLayout.LAYOUT, "minor", DLPackVersionLayout.MINOR);
+        javaSide.struct("DLPackVersion", DLPackVersionLayout.LAYOUT, DLPackVersionLayout.SIZE);
+        javaSide.field("DLPackVersion", DLPackVersionLayout.LAYOUT, "major", DLPackVersionLayout.MAJOR);
+        javaSide.field("DLPackVersion", DLPackVersionLayout.LAYOUT, "minor", DLPackVersionLayout.MINOR);
 
-        struct("DLDevice", DLDeviceLayout.LAYOUT, DLDeviceLayout.SIZE);
-        field("DLDevice", DLDeviceLayout.LAYOUT, "device_type", DLDeviceLayout.DEVICE_TYPE);
-        field("DLDevice", DLDeviceLayout.LAYOUT, "device_id", DLDeviceLayout.DEVICE_ID);
-        java.put("sizeof.DLDeviceType", DLDeviceLayout.LAYOUT.select(PathElement.groupElement("device_type")).byteSize());
+        javaSide.struct("DLDevice", DLDeviceLayout.LAYOUT, DLDeviceLayout.SIZE);
+        javaSide.field("DLDevice", DLDeviceLayout.LAYOUT, "device_type", DLDeviceLayout.DEVICE_TYPE);
+        javaSide.field("DLDevice", DLDeviceLayout.LAYOUT, "device_id", DLDeviceLayout.DEVICE_ID);
+        javaSide.put("sizeof.DLDeviceType", DLDeviceLayout.LAYOUT.select(PathElement.groupElement("device_type")).byteSize());
 
-        struct("DLDataType", DLDataTypeLayout.LAYOUT, DLDataTypeLayout.SIZE);
-        field("DLDataType", DLDataTypeLayout.LAYOUT, "code", DLDataTypeLayout.CODE);
-        field("DLDataType", DLDataTypeLayout.LAYOUT, "bits", DLDataTypeLayout.BITS);
-        field("DLDataType", DLDataTypeLayout.LAYOUT, "lanes", DLDataTypeLayout.LANES);
+        javaSide.struct("DLDataType", DLDataTypeLayout.LAYOUT, DLDataTypeLayout.SIZE);
+        javaSide.field("DLDataType", DLDataTypeLayout.LAYOUT, "code", DLDataTypeLayout.CODE);
+        javaSide.field("DLDataType", DLDataTypeLayout.LAYOUT, "bits", DLDataTypeLayout.BITS);
+        javaSide.field("DLDataType", DLDataTypeLayout.LAYOUT, "lanes", DLDataTypeLayout.LANES);
 
-        struct("DLTensor", DLTensorLayout.LAYOUT, DLTensorLayout.SIZE);
-        field("DLTensor", DLTensorLayout.LAYOUT, "data", DLTensorLayout.DATA);
-        field("DLTensor", DLTensorLayout.LAYOUT, "device", DLTensorLayout.DEVICE);
-        field("DLTensor", DLTensorLayout.LAYOUT, "ndim", DLTensorLayout.NDIM);
-        field("DLTensor", DLTensorLayout.LAYOUT, "dtype", DLTensorLayout.DTYPE);
-        field("DLTensor", DLTensorLayout.LAYOUT, "shape", DLTensorLayout.SHAPE);
-        field("DLTensor", DLTensorLayout.LAYOUT, "strides", DLTensorLayout.STRIDES);
-        field("DLTensor", DLTensorLayout.LAYOUT, "byte_offset", DLTensorLayout.BYTE_OFFSET);
+        javaSide.struct("DLTensor", DLTensorLayout.LAYOUT, DLTensorLayout.SIZE);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "data", DLTensorLayout.DATA);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "device", DLTensorLayout.DEVICE);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "ndim", DLTensorLayout.NDIM);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "dtype", DLTensorLayout.DTYPE);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "shape", DLTensorLayout.SHAPE);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "strides", DLTensorLayout.STRIDES);
+        javaSide.field("DLTensor", DLTensorLayout.LAYOUT, "byte_offset", DLTensorLayout.BYTE_OFFSET);
 
-        struct("DLManagedTensor", DLManagedTensorLayout.LAYOUT, DLManagedTensorLayout.SIZE);
-        field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "dl_tensor", DLManagedTensorLayout.DL_TENSOR);
-        field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "manager_ctx", DLManagedTensorLayout.MANAGER_CTX);
-        field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "deleter", DLManagedTensorLayout.DELETER);
+        javaSide.struct("DLManagedTensor", DLManagedTensorLayout.LAYOUT, DLManagedTensorLayout.SIZE);
+        javaSide.field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "dl_tensor", DLManagedTensorLayout.DL_TENSOR);
+        javaSide.field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "manager_ctx", DLManagedTensorLayout.MANAGER_CTX);
+        javaSide.field("DLManagedTensor", DLManagedTensorLayout.LAYOUT, "deleter", DLManagedTensorLayout.DELETER);
 
-        struct("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, DLManagedTensorVersionedLayout.SIZE);
-        field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "version", DLManagedTensorVersionedLayout.VERSION);
-        field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "manager_ctx", DLManagedTensorVersionedLayout.MANAGER_CTX);
-        field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "deleter", DLManagedTensorVersionedLayout.DELETER);
-        field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "flags", DLManagedTensorVersionedLayout.FLAGS);
-        field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "dl_tensor", DLManagedTensorVersionedLayout.DL_TENSOR);
+        javaSide.struct("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, DLManagedTensorVersionedLayout.SIZE);
+        javaSide.field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "version", DLManagedTensorVersionedLayout.VERSION);
+        javaSide.field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "manager_ctx", DLManagedTensorVersionedLayout.MANAGER_CTX);
+        javaSide.field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "deleter", DLManagedTensorVersionedLayout.DELETER);
+        javaSide.field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "flags", DLManagedTensorVersionedLayout.FLAGS);
+        javaSide.field("DLManagedTensorVersioned", DLManagedTensorVersionedLayout.LAYOUT, "dl_tensor", DLManagedTensorVersionedLayout.DL_TENSOR);
 
-        java.put("enum.DLPACK_MAJOR_VERSION", DLPackVersion.CURRENT.major());
-        java.put("enum.DLPACK_MINOR_VERSION", DLPackVersion.CURRENT.minor());
-        java.put("enum.DLPACK_FLAG_BITMASK_READ_ONLY", DLTensorFlag.READ_ONLY.mask());
-        java.put("enum.DLPACK_FLAG_BITMASK_IS_COPIED", DLTensorFlag.IS_COPIED.mask());
-        java.put("enum.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask());
+        javaSide.put("enum.DLPACK_MAJOR_VERSION", DLPackVersion.CURRENT.major());
+        javaSide.put("enum.DLPACK_MINOR_VERSION", DLPackVersion.CURRENT.minor());
+        javaSide.put("enum.DLPACK_FLAG_BITMASK_READ_ONLY", DLTensorFlag.READ_ONLY.mask());
+        javaSide.put("enum.DLPACK_FLAG_BITMASK_IS_COPIED", DLTensorFlag.IS_COPIED.mask());
+        javaSide.put("enum.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask());
         for (DLDeviceType type : DLDeviceType.values()) {
-            java.put("enum." + cDeviceName(type), (long) type.code());
+            javaSide.put("enum." + cDeviceName(type), (long) type.code());
         }
         for (DLDataTypeCode code : DLDataTypeCode.values()) {
-            java.put("enum." + cTypeCodeName(code), (long) code.code());
+            javaSide.put("enum." + cTypeCodeName(code), (long) code.code());
         }
 
         Map<String, Long> c = new LinkedHashMap<>(CPeer.probeAbi());
         // The exchange API tables are dlpack-python's: its ExchangeApiLayoutTest checks them.
         c.keySet().removeIf(name -> name.contains("DLPackExchangeAPI"));
 
-        assertThat(java.keySet()).as("names the C probe printed").containsExactlyInAnyOrderElementsOf(c.keySet());
-        for (var entry : java.entrySet()) {
-            assertThat(entry.getValue()).as(entry.getKey()).isEqualTo(c.get(entry.getKey()));
-        }
-        assertThat(java).as("compared values").hasSizeGreaterThanOrEqualTo(35);
-        System.out.println("ABI conformance: " + java.size() + " sizes, alignments, offsets and enum values match the C compiler");
+        int compared = javaSide.assertSameAs(c);
+        assertThat(compared).as("compared values").isGreaterThanOrEqualTo(35);
+        System.out.println("ABI conformance: " + compared + " sizes, alignments, offsets and enum values match the C compiler");
     }
 
     private static String cDeviceName(DLDeviceType type) {

@@ -8,7 +8,6 @@ import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.types.Types.MinorType;
-import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.python.PythonException;
 import org.jdlpack.python.PythonObject;
 import org.jdlpack.python.PythonRuntime;
@@ -60,7 +59,7 @@ class ArrowNumPyTest extends ArrowAllocatorTest {
     /** Imports the Python global {@code name} (anything with {@code __dlpack__}) through {@code into}. */
     private static ImportedVector fromPython(ArrowImport into, String name) {
         try (PythonObject object = python.get(name)) {
-            return into.importTensor(python.importTensor(object, ImportLifetime.SHARED));
+            return into.importTensor(python.importTensor(object));
         }
     }
 

@@ -342,8 +342,10 @@ public final class PythonRuntime {
 
     /**
      * Imports a Python tensor as {@link #importTensor(PythonObject)} does, with the given lifetime:
-     * {@link ImportLifetime#SHARED} when another thread will close it (an Arrow vector made from it
-     * is released by whichever thread drops the last buffer).
+     * {@link ImportLifetime#SHARED} when another thread will use or close it. To hand the tensor to
+     * an owner that takes it (an Arrow vector, an ONNX Runtime input), keep the default: the owner
+     * moves it ({@link ImportedTensor#moveTo}), and a confined tensor moves without the JVM-wide
+     * handshake a shared one costs.
      *
      * @param tensor   an object with {@code __dlpack__}, or a DLPack capsule
      * @param lifetime who ends the tensor's life, and on which threads it may be used

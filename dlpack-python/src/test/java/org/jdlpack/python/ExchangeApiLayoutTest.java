@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.StructLayout;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import org.jdlpack.abi.testing.LayoutFacts;
 import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.Test;
 
@@ -18,43 +18,28 @@ import org.junit.jupiter.api.Test;
  */
 class ExchangeApiLayoutTest {
 
-    private final Map<String, Long> java = new LinkedHashMap<>();
-
-    private void struct(String name, StructLayout layout, long sizeConstant) {
-        assertThat(layout.byteSize()).as("layout size of " + name).isEqualTo(sizeConstant);
-        java.put("sizeof." + name, sizeConstant);
-        java.put("alignof." + name, layout.byteAlignment());
-    }
-
-    private void field(String struct, StructLayout layout, String field, long offsetConstant) {
-        assertThat(layout.byteOffset(PathElement.groupElement(field))).as("layout offset of " + struct + "." + field)
-                .isEqualTo(offsetConstant);
-        java.put("offsetof." + struct + "." + field, offsetConstant);
-    }
+    private final LayoutFacts javaSide = new LayoutFacts();
 
     @Test
     void theExchangeApiTablesMatchTheCCompiler() {
-        struct("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, DLPackExchangeAPILayout.HEADER_SIZE);
-        field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "version", DLPackExchangeAPILayout.HEADER_VERSION);
-        field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "prev_api", DLPackExchangeAPILayout.HEADER_PREV_API);
+        javaSide.struct("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, DLPackExchangeAPILayout.HEADER_SIZE);
+        javaSide.field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "version", DLPackExchangeAPILayout.HEADER_VERSION);
+        javaSide.field("DLPackExchangeAPIHeader", DLPackExchangeAPILayout.HEADER_LAYOUT, "prev_api", DLPackExchangeAPILayout.HEADER_PREV_API);
         assertThat(DLPackExchangeAPILayout.HEADER_LAYOUT.byteOffset(PathElement.groupElement("version"), PathElement.groupElement("minor")))
                 .isEqualTo(DLPackExchangeAPILayout.HEADER_VERSION_MINOR);
 
         StructLayout api = DLPackExchangeAPILayout.LAYOUT;
-        struct("DLPackExchangeAPI", api, DLPackExchangeAPILayout.SIZE);
-        field("DLPackExchangeAPI", api, "header", DLPackExchangeAPILayout.HEADER);
-        field("DLPackExchangeAPI", api, "managed_tensor_allocator", DLPackExchangeAPILayout.MANAGED_TENSOR_ALLOCATOR);
-        field("DLPackExchangeAPI", api, "managed_tensor_from_py_object_no_sync",
+        javaSide.struct("DLPackExchangeAPI", api, DLPackExchangeAPILayout.SIZE);
+        javaSide.field("DLPackExchangeAPI", api, "header", DLPackExchangeAPILayout.HEADER);
+        javaSide.field("DLPackExchangeAPI", api, "managed_tensor_allocator", DLPackExchangeAPILayout.MANAGED_TENSOR_ALLOCATOR);
+        javaSide.field("DLPackExchangeAPI", api, "managed_tensor_from_py_object_no_sync",
                 DLPackExchangeAPILayout.MANAGED_TENSOR_FROM_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "managed_tensor_to_py_object_no_sync", DLPackExchangeAPILayout.MANAGED_TENSOR_TO_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "dltensor_from_py_object_no_sync", DLPackExchangeAPILayout.DLTENSOR_FROM_PY_OBJECT_NO_SYNC);
-        field("DLPackExchangeAPI", api, "current_work_stream", DLPackExchangeAPILayout.CURRENT_WORK_STREAM);
+        javaSide.field("DLPackExchangeAPI", api, "managed_tensor_to_py_object_no_sync", DLPackExchangeAPILayout.MANAGED_TENSOR_TO_PY_OBJECT_NO_SYNC);
+        javaSide.field("DLPackExchangeAPI", api, "dltensor_from_py_object_no_sync", DLPackExchangeAPILayout.DLTENSOR_FROM_PY_OBJECT_NO_SYNC);
+        javaSide.field("DLPackExchangeAPI", api, "current_work_stream", DLPackExchangeAPILayout.CURRENT_WORK_STREAM);
 
         Map<String, Long> c = CPeer.probeAbi().entrySet().stream().filter(e -> e.getKey().contains("DLPackExchangeAPI"))
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
-        assertThat(java.keySet()).as("the exchange API names the C probe printed").containsExactlyInAnyOrderElementsOf(c.keySet());
-        for (var entry : java.entrySet()) {
-            assertThat(entry.getValue()).as(entry.getKey()).isEqualTo(c.get(entry.getKey()));
-        }
+        javaSide.assertSameAs(c);
     }
 }

@@ -13,7 +13,6 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.arrow.ArrowExport;
@@ -108,11 +107,11 @@ public final class ArrowRecipe {
                 python.exec("norms = np.linalg.norm(emb, axis=1).astype(np.float32)\ndel emb\ngc.collect()");
             }
             // The column is closed; NumPy let go of it above, so its memory is back with the allocator.
-            // python.importTensor takes NumPy's tensor, SHARED because Arrow releases it on whichever thread drops
-            // the last buffer; ownership moves on to the vector, whose close calls NumPy's deleter.
+            // python.importTensor takes NumPy's tensor; importTensor moves it on to the vector (the imported
+            // tensor is dead afterwards), and the vector's close calls NumPy's deleter, on whichever thread.
             try (PythonObject result = python.get("norms");
                  ImportedVector norms = ArrowImport.into(allocator).named("norm").zeroCopyOnly()
-                         .importTensor(python.importTensor(result, ImportLifetime.SHARED))) {
+                         .importTensor(python.importTensor(result))) {
                 Float4Vector vector = (Float4Vector) norms.vector();
                 boolean same = python.evalString("norms.ctypes.data").equals(Long.toString(vector.getDataBuffer().memoryAddress()));
                 out.printf("Arrow vector '%s' over NumPy's array (%s): [%.4f, %.4f, %.4f, %.4f]%n", vector.getName(),

@@ -20,8 +20,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The C test peer, compiled from src/test/c and loaded into this JVM: a native library that
- * consumes jdlpack's exports and produces tensors with counting deleters.
+ * The C test peer, loaded into this JVM: a native library that consumes jdlpack's exports and
+ * produces tensors with counting deleters. Its sources are test-support/src/main/c (on the class
+ * path as {@code org/jdlpack/testsupport/c/}); {@link NativeBuild} compiles them at test time into
+ * {@code $JDLPACK_BUILD_DIR/cpeer} (the module's target/cpeer under Maven).
  *
  * <p>Thread safety: every method may be called from any thread.
  */
