@@ -46,7 +46,7 @@ available="$(run_java -Djmh.ignoreLock=true -jar "$jar" -l)"
 # Benchmark classes by regex. Classes other branches add (an Arrow handoff) join the
 # single-thread group when they exist; a regex that matches nothing is skipped. The Python bridge
 # (PythonHandOffBenchmark) is a group of its own, below.
-single_thread=('ExchangeBenchmark' 'LifetimeBenchmark' 'ZeroCopyBenchmark' 'CopyBenchmark')
+single_thread=('ExchangeBenchmark' 'LifetimeBenchmark' 'ZeroCopyBenchmark' '[.]CopyBenchmark[.]')
 # The Arrow handoff moves a 3 GB column (a copy takes seconds): its own annotations (2 warm-up, 3
 # measured iterations) hold, not the profile's; it needs about 13 GB of memory.
 # Thread scaling: the export round trip, the default import, the shared-arena import (the old
