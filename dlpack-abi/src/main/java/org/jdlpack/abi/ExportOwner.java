@@ -67,8 +67,16 @@ public final class ExportOwner implements AutoCloseable {
 
     private final Object resource;
     private final Runnable release;
+    // The reference count is the one field every export and every deleter call writes. Padded on
+    // both sides so that it has a cache line to itself: owners allocated, or moved by the GC, next
+    // to each other would otherwise share one, and threads exporting from owners of their own would
+    // slow each other down (ThreadScaling and the JMH thread series, benchmarks/notes.md).
+    @SuppressWarnings("unused") // padding only
+    private long p0, p1, p2, p3, p4, p5, p6;
     @SuppressWarnings("unused") // accessed through REFERENCES
     private volatile long references = 1;
+    @SuppressWarnings("unused") // padding only
+    private long q0, q1, q2, q3, q4, q5, q6;
     @SuppressWarnings("unused") // accessed through JAVA_REFERENCE_DROPPED
     private volatile boolean javaReferenceDropped;
 

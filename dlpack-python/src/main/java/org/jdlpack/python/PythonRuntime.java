@@ -18,7 +18,7 @@ import org.jdlpack.abi.ImportedTensor;
  * // A NumPy array into Java, zero copy: closing the tensor calls NumPy's deleter.
  * try (PythonObject array = python.eval("np.arange(6.0).reshape(2, 3)");
  *      ImportedTensor tensor = python.importTensor(array)) {
- *     double last = HostTensorView.of(tensor).getDouble(1, 2);    // 5.0
+ *     double last = HostTensorView.of(tensor).getDoubleAt(1, 2);  // 5.0: row 1, column 2
  * }
  *
  * // A Java tensor into NumPy, zero copy: np.from_dlpack calls its __dlpack__.
