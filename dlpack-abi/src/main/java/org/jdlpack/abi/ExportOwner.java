@@ -70,7 +70,8 @@ public final class ExportOwner implements AutoCloseable {
     // The reference count is the one field every export and every deleter call writes. Padded on
     // both sides so that it has a cache line to itself: owners allocated, or moved by the GC, next
     // to each other would otherwise share one, and threads exporting from owners of their own would
-    // slow each other down (ThreadScaling and the JMH thread series, benchmarks/notes.md).
+    // slow each other down (the JMH thread series, benchmarks/notes.md). The padding looks unused:
+    // ExportOwnerLayoutTest is what keeps it.
     @SuppressWarnings("unused") // padding only
     private long p0, p1, p2, p3, p4, p5, p6;
     @SuppressWarnings("unused") // accessed through REFERENCES
