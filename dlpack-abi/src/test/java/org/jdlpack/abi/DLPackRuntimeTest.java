@@ -7,9 +7,11 @@ import java.lang.foreign.Arena;
 import java.lang.ref.WeakReference;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.time.Duration;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.PeerTensor;
@@ -98,11 +100,7 @@ class DLPackRuntimeTest {
     /** Runs {@link Workload} in a fresh class loader holding jdlpack and the C peer; {@return whether that loader was collected} */
     private static boolean collectableAfter(boolean release) throws Exception {
         WeakReference<ClassLoader> weak = runInOwnLoader(release);
-        for (int i = 0; i < 50 && weak.get() != null; i++) {
-            System.gc();
-            Thread.sleep(20);
-        }
-        return weak.get() == null;
+        return Collect.until(() -> weak.get() == null, Duration.ofSeconds(2));
     }
 
     /** In a method of its own, so that no local variable of a frame still on the stack holds the loader or its classes. */

@@ -3,9 +3,10 @@ package org.jdlpack.abi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.Arena;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.PeerTensor;
@@ -22,12 +23,7 @@ class LeakSafetyNetTest {
 
     /** Collects garbage until the condition holds; the safety net runs on its own thread. */
     private static void gcUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("the safety net did not run within 30 s").isLessThan(deadline);
-            System.gc();
-            Thread.sleep(10); // give the safety net thread a turn
-        }
+        assertThat(Collect.until(condition, Duration.ofSeconds(30))).as("the safety net did not run within 30 s").isTrue();
     }
 
     private static int importAndForget(ImportLifetime lifetime) {

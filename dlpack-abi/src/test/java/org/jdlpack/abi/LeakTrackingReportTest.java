@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
@@ -31,11 +33,7 @@ class LeakTrackingReportTest {
         for (String site : DLPackStats.liveAllocationSites()) {
             System.out.println("LIVE " + site.replace('\n', '|'));
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (DLPackStats.leaksReported() == 0 && System.nanoTime() < deadline) {
-            System.gc();
-            Thread.sleep(10); // let the safety net thread run
-        }
+        Collect.until(() -> DLPackStats.leaksReported() != 0, Duration.ofSeconds(30));
         System.out.println("LEAKS " + DLPackStats.leaksReported());
         KEPT.forEach(ExportedTensor::close);
         owner.close();

@@ -39,14 +39,7 @@ class ExchangeApiTest {
 
     @AfterEach
     void pythonHoldsNoJavaTensor() {
-        python.exec("gc.collect()");
-        assertThat(JavaTensors.live()).as("Java tensor objects Python still holds").isZero();
-    }
-
-    private static void bind(String name, OwnedHostTensor tensor) {
-        try (PythonObject x = python.toPython(DLPackSource.of(tensor))) {
-            python.set(name, x);
-        }
+        PythonPeers.assertPythonHoldsNoJavaTensor(python);
     }
 
     private static long out(int index) {
@@ -56,7 +49,7 @@ class ExchangeApiTest {
     @Test
     void theJavaTensorTypeCarriesTheTableAsTheHeaderSays() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             assertThat(python.evalString("type(type(x).__dlpack_c_exchange_api__).__name__")).isEqualTo("PyCapsule");
             assertThat(python.evalString("type(x).__dlpack_c_exchange_api__")).contains("\"dlpack_exchange_api\"");
             python.exec("""
@@ -75,7 +68,7 @@ class ExchangeApiTest {
     @Test
     void aCConsumerTakesVersionedTensorsWhoseDeleterRunsOnceEach() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1.5f, 2, 3, 4, 5, 6}, 2, 3)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             assertThat(python.evalString("xc.xc_consume_exchange(x, 5, out)")).isEqualTo("0");
             assertThat(out(0)).as("ndim").isEqualTo(2);
             assertThat(out(1)).as("shape[0]").isEqualTo(2);
@@ -96,7 +89,7 @@ class ExchangeApiTest {
     @Test
     void aCConsumerViewsTheTensorThroughDltensorFromPyObjectValidUntilControlReturns() {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {7, 8, 9}, 3);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         assertThat(python.evalString("xc.xc_view_exchange(x, 100, out)")).isEqualTo("0");
         assertThat(out(0)).isEqualTo(1);
         assertThat(out(1)).isEqualTo(3);
@@ -115,7 +108,7 @@ class ExchangeApiTest {
     void aReadOnlyTensorIsNotViewedAsADLTensorWhichCannotSaySo() {
         try (OwnedHostTensor source = OwnedHostTensor.copyOf(new int[] {1, 2}, 2)) {
             OwnedHostTensor readOnly = OwnedHostTensor.wrap(TensorSpec.of(source.spec().data().asReadOnly(), DLDataType.INT32, 2), () -> { });
-            bind("ro", readOnly);
+            PythonPeers.bind(python, "ro", readOnly);
             assertThatThrownBy(() -> python.exec("xc.xc_view_exchange(ro, 1, out)")).isInstanceOf(PythonException.class)
                     .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("read-only"));
             assertThat(python.evalString("xc.xc_consume_exchange(ro, 1, out)")).isEqualTo("0");
@@ -128,7 +121,7 @@ class ExchangeApiTest {
     @Test
     void failuresAreRaisedAsPythonExceptionsNeverCrashes() {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         python.exec("a = np.arange(3.0)");
         assertThatThrownBy(() -> python.exec("xc.xc_from_py_object_of(x, a)")).isInstanceOf(PythonException.class)
                 .satisfies(e -> assertThat(((PythonException) e).lastLine())
@@ -142,7 +135,7 @@ class ExchangeApiTest {
     @Test
     void theAllocatorMakesAJdlpackOwnedTensorFreedByItsDeleter() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("shape = (ctypes.c_int64 * 2)(4, 5)\nkind = ctypes.create_string_buffer(256)\nmsg = ctypes.create_string_buffer(256)");
             long exports = DLPackStats.liveExports();
             assertThat(python.evalString("xc.xc_allocate(x, 1, 2, shape, 2, 32, kind, msg, out)")).isEqualTo("0");
@@ -163,7 +156,7 @@ class ExchangeApiTest {
         "no shape          | 1, 2, None, 2, 32 | prototype shape is NULL"})
     void theAllocatorReportsWhatItCannotMakeThroughSetError(String what, String arguments, String message) {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("shape = (ctypes.c_int64 * 2)(4, 5)\nkind = ctypes.create_string_buffer(256)\nmsg = ctypes.create_string_buffer(256)");
             assertThat(python.evalString("xc.xc_allocate(x, " + arguments + ", kind, msg, out)")).isEqualTo("-1");
             assertThat(out(11)).as("SetError called exactly once").isEqualTo(1);
@@ -178,7 +171,7 @@ class ExchangeApiTest {
     void toPyObjectTakesAForeignTensorIntoANewJavaTensor() {
         long deleted = Long.parseLong(python.evalString("xc.xc_producer_deleted()"));
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("y = xc.xc_to_py(x, 4)");
             assertThat(python.evalString("type(y).__name__")).isEqualTo("JavaTensor");
             assertThat(python.evalString("np.from_dlpack(y).tolist()")).isEqualTo("[0.0, 0.5, 1.0, 1.5]");
@@ -227,7 +220,7 @@ class ExchangeApiTest {
     @Test
     void importTensorTakesAJavaTensorThroughItsTypesTable() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             long taken = ExchangeImports.TAKEN.get();
             try (PythonObject x = python.get("x"); ImportedTensor imported = python.importTensor(x)) {
                 assertThat(ExchangeImports.TAKEN.get()).as("through the exchange API").isEqualTo(taken + 1);
@@ -311,7 +304,7 @@ class ExchangeApiTest {
     @Test
     void currentWorkStreamIsNullForTheCpuAndTheDevicesSourceStreamOtherwise() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1); java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("out[0] = -1");
             assertThat(python.evalString("xc.xc_current_work_stream(x, 1, 0, out)")).isEqualTo("0");
             assertThat(out(0)).as("the CPU: NULL").isZero();

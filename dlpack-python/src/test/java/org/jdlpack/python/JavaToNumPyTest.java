@@ -34,22 +34,14 @@ class JavaToNumPyTest {
 
     @AfterEach
     void pythonHoldsNoJavaTensor() {
-        python.exec("gc.collect()");
-        assertThat(JavaTensors.live()).as("Java tensor objects Python still holds").isZero();
-    }
-
-    /** Binds a new Python object for {@code tensor} to the global {@code x}. */
-    private static void bind(String name, OwnedHostTensor tensor) {
-        try (PythonObject x = python.toPython(DLPackSource.of(tensor))) {
-            python.set(name, x);
-        }
+        PythonPeers.assertPythonHoldsNoJavaTensor(python);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"np.from_dlpack(x)", "np.from_dlpack(x, copy=False)", "np.asarray(np.from_dlpack(x))"})
     void npFromDlpackSeesJavasValuesAndJavaSeesNumPysWrites(String consume) {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         python.exec("arr = " + consume);
         assertThat(python.evalString("arr.dtype")).isEqualTo("float32");
         assertThat(python.evalString("arr.shape")).isEqualTo("(2, 3)");
@@ -71,7 +63,7 @@ class JavaToNumPyTest {
     @Test
     void maxVersionPicksTheStructAndDlpackDeviceIsCpu() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new int[] {7, 8, 9}, 3)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             assertThat(python.evalString("x.__dlpack_device__()")).isEqualTo("(1, 0)");
             python.exec("legacy = x.__dlpack__()\nold = x.__dlpack__(max_version=(0, 8))\nnew = x.__dlpack__(max_version=(1, 0))");
             assertThat(python.evalString("legacy")).contains("\"dltensor\"");
@@ -88,7 +80,7 @@ class JavaToNumPyTest {
     @Test
     void copyTrueGivesACopyMarkedIsCopied() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("c = np.from_dlpack(x, copy=True)\nc[0] = 100");
             assertThat(tensor.host().getDouble(0)).as("the copy is not the original").isEqualTo(1.0);
             assertThat(python.evalString("c.tolist()")).isEqualTo("[100.0, 2.0, 3.0]");
@@ -106,7 +98,7 @@ class JavaToNumPyTest {
     @Test
     void requestsItCannotHonourAreBufferErrors() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             assertThatThrownBy(() -> python.exec("x.__dlpack__(dl_device=(2, 0))")).isInstanceOf(PythonException.class)
                     .satisfies(e -> assertThat(((PythonException) e).lastLine()).startsWith("BufferError").contains("(2, 0)"));
             assertThatThrownBy(() -> python.exec("np.from_dlpack(x, device='cpu', copy=None); x.__dlpack__(stream=5)"))
@@ -125,7 +117,7 @@ class JavaToNumPyTest {
     @Test
     void aReleasedJavaTensorIsABufferErrorNotACrash() {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         tensor.close();
         assertThat(python.evalString("type(x).__name__")).isEqualTo("JavaTensor");
         assertThatThrownBy(() -> python.exec("np.from_dlpack(x)")).isInstanceOf(PythonException.class)
@@ -136,7 +128,7 @@ class JavaToNumPyTest {
     @Test
     void theLastReferenceMayDieOnAPythonThread() {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         python.exec("holder = [np.from_dlpack(x)]\ndel x");
         tensor.close(); // NumPy's array now holds the last reference
         python.exec("""
@@ -156,7 +148,7 @@ class JavaToNumPyTest {
     @Test
     void pythonThreadsCallDlpackConcurrently() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new long[] {1, 2, 3, 4}, 4)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("""
                     sums = []
                     def work():
@@ -176,7 +168,7 @@ class JavaToNumPyTest {
     void readOnlyTensorsReachNumPyReadOnlyOrAsACopy() {
         try (OwnedHostTensor source = OwnedHostTensor.copyOf(new int[] {1, 2, 3}, 3)) {
             OwnedHostTensor readOnly = OwnedHostTensor.wrap(TensorSpec.of(source.spec().data().asReadOnly(), DLDataType.INT32, 3), () -> { });
-            bind("ro", readOnly);
+            PythonPeers.bind(python, "ro", readOnly);
             python.exec("r = np.from_dlpack(ro)");
             assertThat(python.evalString("r.flags.writeable")).isEqualTo("False");
             assertThatThrownBy(() -> python.exec("r[0] = 9")).isInstanceOf(PythonException.class).hasMessageContaining("read-only");
@@ -195,7 +187,7 @@ class JavaToNumPyTest {
     @Test
     void aCapsuleIsConsumedOnceAndRenamedUsed() {
         try (OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("cap = x.__dlpack__(max_version=(1, 0))");
             try (PythonObject capsule = python.get("cap")) {
                 python.importTensor(capsule).close();
@@ -212,7 +204,7 @@ class JavaToNumPyTest {
     @Test
     void theBuiltInFunctionRefusesWrongArgumentsWithATypeErrorNamingTheArgument() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             // Every built-in function of the module, given a str: a TypeError from that function,
             // never a failed conversion left pending (which Python reports later as SystemError).
             python.exec("import _jdlpack");
@@ -259,7 +251,7 @@ class JavaToNumPyTest {
     @Test
     void noFunctionOfTheModuleDisablesAnotherObject() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2}, 2)) {
-            bind("victim", tensor);
+            PythonPeers.bind(python, "victim", tensor);
             // Whatever the attacker finds (the victim's attributes, guessed ids, junk), given to
             // every built-in function of the module, leaves the victim working.
             python.exec("""
@@ -300,7 +292,7 @@ class JavaToNumPyTest {
     @Test
     void copiesAndPicklesOfAJavaTensorObjectAreTypeErrorsAndTheOriginalKeepsWorking() {
         try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3)) {
-            bind("x", tensor);
+            PythonPeers.bind(python, "x", tensor);
             python.exec("""
                     import copy, pickle
                     errors = []
@@ -330,7 +322,7 @@ class JavaToNumPyTest {
     @Test
     void aClosedOwnerExportsNothingMoreWhileNumPysEarlierArrayStillReadsItsValues() {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new double[] {1, 2, 3}, 3);
-        bind("x", tensor);
+        PythonPeers.bind(python, "x", tensor);
         python.exec("held = np.from_dlpack(x)");
         tensor.close(); // NumPy's export is still live: it holds the memory
         for (String export : new String[] {"np.from_dlpack(x)", "x.__dlpack__()", "x.__dlpack__(max_version=(1, 3))"}) {

@@ -1,5 +1,8 @@
 package org.jdlpack.python;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.testsupport.PeerRequirement;
 
 /**
@@ -23,6 +26,19 @@ final class PythonPeers {
         return withPackage("torch", "torch", "PyTorch (embedded CPython)",
                 "install PyTorch (Debian: apt-get install python3-torch, used through /usr/bin/python3), "
                         + "or set JDLPACK_TORCH_PYTHON to a python3 with PyTorch and a shared libpython");
+    }
+
+    /** Binds a new Python object for {@code tensor} to the global {@code name}. */
+    static void bind(PythonRuntime python, String name, OwnedHostTensor tensor) {
+        try (PythonObject x = python.toPython(DLPackSource.of(tensor))) {
+            python.set(name, x);
+        }
+    }
+
+    /** After a collection in Python, asserts that Python holds no Java tensor object any more (for an {@code @AfterEach}). */
+    static void assertPythonHoldsNoJavaTensor(PythonRuntime python) {
+        python.exec("gc.collect()");
+        assertThat(JavaTensors.live()).as("Java tensor objects Python still holds").isZero();
     }
 
     private static PythonRuntime withPackage(String module, String alias, String peer, String install) {

@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.testsupport.ChildJvm;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -130,11 +131,7 @@ class PythonRuntimeApiTest {
         forget(python.get("held"));
         python.exec("del held");
         assertThat(python.evalString("held_ref() is None")).as("Java's reference keeps it").isEqualTo("False");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (DLPackStats.leaksReported() == leaks && System.nanoTime() < deadline) {
-            System.gc();
-            Thread.sleep(20);
-        }
+        Collect.until(() -> DLPackStats.leaksReported() > leaks, Duration.ofSeconds(30));
         assertThat(DLPackStats.leaksReported()).as("the forgotten PythonObject, reported").isGreaterThan(leaks);
         assertThat(python.evalString("held_ref() is None")).as("its reference was dropped").isEqualTo("True");
     }

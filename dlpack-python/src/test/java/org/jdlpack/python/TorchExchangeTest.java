@@ -46,8 +46,7 @@ class TorchExchangeTest {
 
     @AfterEach
     void pythonHoldsNoJavaTensor() {
-        python.exec("gc.collect()");
-        assertThat(JavaTensors.live()).as("Java tensor objects Python still holds").isZero();
+        PythonPeers.assertPythonHoldsNoJavaTensor(python);
         assertThat(ForeignDeleterGuard.pending()).as("torch tensors Java has not released").isZero();
     }
 
