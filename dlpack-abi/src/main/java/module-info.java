@@ -7,7 +7,8 @@
 module org.jdlpack.abi {
     exports org.jdlpack.abi;
     // The sibling modules' internals only: their native-call layers' plumbing (loading, binding,
-    // reports that never throw, native-access messages that name the flag) and the ledger.
-    exports org.jdlpack.abi.plumbing to org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.arrow,
+    // reports that never throw, native-access messages that name the flag), the ledger, and the
+    // name an owner's resource gives it in messages (dlpack-cpu's OwnedHostTensor).
+    exports org.jdlpack.abi.plumbing to org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.arrow,
             org.jdlpack.onnxruntime;
 }

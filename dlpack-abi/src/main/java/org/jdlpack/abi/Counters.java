@@ -22,6 +22,8 @@ final class Counters {
      */
     private static final StripedSum EXPORTS = new StripedSum();
     private static final int EXPORT_SHIFT = 40;
+    /** Export owners whose release action has not run: opened minus released. */
+    private static final StripedSum EXPORT_OWNERS = new StripedSum();
     /** Deleter calls for a pointer that is not a live export of ours. */
     public static final LongAdder BOGUS_DELETER_CALLS = new LongAdder();
     /** Failures inside a deleter, ours (upcall) or a foreign one called from Java. */
@@ -66,6 +68,21 @@ final class Counters {
     /** An export's deleter ran. */
     static void exportRemoved(long headerBytes) {
         EXPORTS.add(-(1L << EXPORT_SHIFT | headerBytes));
+    }
+
+    /** An export owner was made. */
+    static void exportOwnerOpened() {
+        EXPORT_OWNERS.add(1);
+    }
+
+    /** An export owner's release action ran (or is running). */
+    static void exportOwnerReleased() {
+        EXPORT_OWNERS.add(-1);
+    }
+
+    /** {@return export owners whose release action has not run} */
+    static long liveExportOwners() {
+        return EXPORT_OWNERS.sum();
     }
 
     /** {@return exports whose deleter has not run yet} */

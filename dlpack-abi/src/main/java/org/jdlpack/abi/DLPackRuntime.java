@@ -20,7 +20,7 @@ import org.jdlpack.abi.plumbing.ProcessState;
  * <p>{@link #release()} frees that state once nothing of it is live, and refuses, with counts,
  * while something is: a live export (its consumer may still call the deleter, whose stub must
  * then exist), an owned managed tensor (an {@link ImportedTensor} or {@link ExportedTensor} not
- * closed), an open object another module registered (a {@code PythonObject}). A later call starts
+ * closed), an {@link ExportOwner} (or {@code OwnedHostTensor}) not released, an open object another module registered (a {@code PythonObject}). A later call starts
  * everything again, so a job restarted in the same class loader works as before.
  *
  * {@snippet :
@@ -31,11 +31,13 @@ import org.jdlpack.abi.plumbing.ProcessState;
  * <p>What cannot be released is kept alive on purpose: dlpack-python's interpreter lives for the
  * process (CPython cannot be restarted), and its upcall stubs with it, so once Python was used in a
  * class loader, {@link #release()} refuses; run dlpack-python from the engine's own class path
- * (docs/engines.md). A consumer that calls a deleter a second time after a release jumps into
- * freed memory: that second call is the consumer's bug, which jdlpack detects only while it lives.
+ * (docs/engines.md). The two deleter stubs are never freed either: a consumer that calls a deleter
+ * after a release (a stale second call) finds a stub that does nothing; they cost a few hundred
+ * bytes per class loader that exported, for the life of the process.
  *
- * <p>Thread safety: {@link #release()} must not run while any jdlpack call runs on another thread
- * (a release hook runs after the job's tasks have ended); it is synchronized against itself.
+ * <p>Thread safety: any thread. {@link #release()} is synchronized against itself and safe against
+ * jdlpack calls on other threads (it then refuses, or the state starts again), but it is meant for
+ * the moment nothing runs: a release hook, after the job's tasks have ended.
  */
 public final class DLPackRuntime {
 
@@ -56,7 +58,12 @@ public final class DLPackRuntime {
         if (owned != 0) {
             live.add(owned + " owned managed tensors (ImportedTensor or ExportedTensor objects not closed)");
         }
-        long others = Ledger.openEntries() - owned;
+        long owners = Counters.liveExportOwners();
+        if (owners != 0) {
+            live.add(owners + " export owners not released (ExportOwner or OwnedHostTensor objects not closed, or closed while "
+                    + "an export of them is live)");
+        }
+        long others = Ledger.openEntries() - owned - owners;
         if (others > 0) {
             live.add(others + " other open objects watched by the safety net (such as PythonObject)");
         }
@@ -70,24 +77,38 @@ public final class DLPackRuntime {
     }
 
     /**
-     * Releases jdlpack's process-wide state: frees the deleter upcall stubs and the quarantined
-     * export headers, removes the shutdown hook, stops the safety net's thread, and releases what
-     * other modules registered. Does nothing that was not started.
+     * Releases jdlpack's process-wide state: switches the deleter upcall stubs off (they are never
+     * freed: a consumer's late call then does nothing, and the stubs keep no jdlpack class
+     * reachable), frees the quarantined export headers, removes the shutdown hook, stops the
+     * safety net's thread, and releases what other modules registered. Does nothing that was not
+     * started.
      *
-     * @throws IllegalStateException naming what is live, if anything is; nothing is released then
+     * <p>Safe against jdlpack calls on other threads: an export racing the release either makes it
+     * refuse, or waits for it and starts the state again; an import or a new owner racing it
+     * starts the safety net again. Call it when nothing should run (a release hook), so that it
+     * succeeds.
+     *
+     * @throws IllegalStateException naming what is live, if anything is, before or during the
+     *                               release; everything is then as it was
      */
     public static synchronized void release() {
         String live = liveObjects();
         if (!live.isEmpty()) {
-            throw new IllegalStateException("jdlpack's process-wide state cannot be released while something of it is live: " + live
-                    + ". Close them (and let consumers call their deleters) first");
+            throw refused(live);
         }
         for (ProcessState.Part part : ProcessState.parts()) {
             part.release();
         }
-        ExportDeleterUpcalls.release();
+        live = ExportDeleterUpcalls.switchOff(DLPackRuntime::liveObjects);
+        if (!live.isEmpty()) {
+            throw refused(live + " (made while the release ran)");
+        }
         HeaderQuarantine.flush();
-        ExportRegistry.removeShutdownHook();
         Ledger.stop();
+    }
+
+    private static IllegalStateException refused(String live) {
+        return new IllegalStateException("jdlpack's process-wide state cannot be released while something of it is live: " + live
+                + ". Close them (and let consumers call their deleters) first");
     }
 }

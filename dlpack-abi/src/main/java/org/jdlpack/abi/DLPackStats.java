@@ -10,8 +10,8 @@ import org.jdlpack.abi.plumbing.Ledger;
  * method returns a snapshot; under concurrent activity the values may already have moved on.
  *
  * <p>In a quiet process with no tensors in use, {@link #liveExports()},
- * {@link #exportHeaderBytes()} and {@link #ownedManagedTensors()} are 0; anything else is memory
- * somebody still holds.
+ * {@link #exportHeaderBytes()}, {@link #ownedManagedTensors()} and {@link #liveExportOwners()} are
+ * 0; anything else is memory somebody still holds.
  */
 public final class DLPackStats {
 
@@ -29,30 +29,31 @@ public final class DLPackStats {
      * @param liveExports             {@link #liveExports()}
      * @param exportHeaderBytes       {@link #exportHeaderBytes()}
      * @param ownedManagedTensors     {@link #ownedManagedTensors()}
+     * @param liveExportOwners        {@link #liveExportOwners()}
      * @param bogusDeleterCalls       {@link #bogusDeleterCalls()}
      * @param deleterFailures         {@link #deleterFailures()}
      * @param releaseCallbackFailures {@link #releaseCallbackFailures()}
      * @param leaksReported           {@link #leaksReported()}
      */
-    public record Snapshot(long liveExports, long exportHeaderBytes, long ownedManagedTensors, long bogusDeleterCalls,
+    public record Snapshot(long liveExports, long exportHeaderBytes, long ownedManagedTensors, long liveExportOwners, long bogusDeleterCalls,
                            long deleterFailures, long releaseCallbackFailures, long leaksReported) {
 
-        /** {@return whether nothing is held: no live export, no header byte, no owned managed tensor} */
+        /** {@return whether nothing is held: no live export, no header byte, no owned managed tensor, no live export owner} */
         public boolean isQuiet() {
-            return liveExports == 0 && exportHeaderBytes == 0 && ownedManagedTensors == 0;
+            return liveExports == 0 && exportHeaderBytes == 0 && ownedManagedTensors == 0 && liveExportOwners == 0;
         }
 
         @Override
         public String toString() {
             return "DLPackStats[liveExports=" + liveExports + ", exportHeaderBytes=" + exportHeaderBytes + ", ownedManagedTensors="
-                    + ownedManagedTensors + ", bogusDeleterCalls=" + bogusDeleterCalls + ", deleterFailures=" + deleterFailures
+                    + ownedManagedTensors + ", liveExportOwners=" + liveExportOwners + ", bogusDeleterCalls=" + bogusDeleterCalls + ", deleterFailures=" + deleterFailures
                     + ", releaseCallbackFailures=" + releaseCallbackFailures + ", leaksReported=" + leaksReported + "]";
         }
     }
 
     /** {@return every counter, read one after the other (not one atomic snapshot: under load they may disagree)} */
     public static Snapshot snapshot() {
-        return new Snapshot(liveExports(), exportHeaderBytes(), ownedManagedTensors(), bogusDeleterCalls(), deleterFailures(),
+        return new Snapshot(liveExports(), exportHeaderBytes(), ownedManagedTensors(), liveExportOwners(), bogusDeleterCalls(), deleterFailures(),
                 releaseCallbackFailures(), leaksReported());
     }
 
@@ -72,6 +73,14 @@ public final class DLPackStats {
      */
     public static long ownedManagedTensors() {
         return Counters.ownedManagedTensors();
+    }
+
+    /**
+     * {@return the number of export owners whose memory is not released yet: {@link ExportOwner}s
+     * (every {@code OwnedHostTensor} has one) not closed, or closed while exports of them are live}
+     */
+    public static long liveExportOwners() {
+        return Counters.liveExportOwners();
     }
 
     /**
@@ -96,8 +105,8 @@ public final class DLPackStats {
     }
 
     /**
-     * {@return the number of handles and imported tensors that became unreachable without being
-     * closed, and were released by the safety net}
+     * {@return the number of handles, imported tensors and export owners that became unreachable
+     * without being closed, and were released by the safety net}
      */
     public static long leaksReported() {
         return Ledger.leaks();

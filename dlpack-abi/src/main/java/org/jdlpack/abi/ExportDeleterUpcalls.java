@@ -5,13 +5,18 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.invoke.MethodHandles;
+import java.util.function.Supplier;
 
 import org.jdlpack.abi.plumbing.Diagnostics;
 import org.jdlpack.abi.plumbing.Upcalls;
 
 /**
  * The deleters jdlpack writes into its exports: one upcall stub per struct kind, made by the first
- * export and kept until {@link DLPackRuntime#release()} finds no export live.
+ * export and never freed. {@link DLPackRuntime#release()} switches them off instead (a call then
+ * does nothing, and the stubs keep no jdlpack class reachable); the next export switches them on
+ * again. A stub is never freed because a consumer may call a deleter at any time, and a freed stub
+ * ends the process: an export racing a release, or a consumer's stale second call, must find code
+ * there.
  *
  * <p>A deleter may be called on any thread, including native threads the JVM did not start, with
  * any locks held by the caller. It takes no lock of its own, and it never lets an exception
@@ -24,6 +29,13 @@ import org.jdlpack.abi.plumbing.Upcalls;
  * work where little stack is left: on a small native stack, the first thing to fail is the deleter,
  * and its catch block must not fail again while building a message. Only the owner's release
  * action, user code, may allocate.
+ *
+ * <p>A release against an export on another thread: the export counts itself live
+ * ({@link Counters#exportPublished}) before it checks that the stubs are on ({@link #ensureOn}), and
+ * the release switches them off before it counts the live exports again. Both are sequentially
+ * consistent, so one of the two sees the other: either the release finds the export and switches
+ * the stubs back on, or the export finds them off and waits on this class's lock until the
+ * release is done, then switches them on.
  */
 final class ExportDeleterUpcalls {
 
@@ -37,25 +49,23 @@ final class ExportDeleterUpcalls {
     private static final String FAILED = "jdlpack deleter failed; the export may have leaked. DLPackStats.deleterFailures() counts these";
 
     /** The two stubs, made by the first export; immutable, so a reader sees both addresses or none. */
-    private record Stubs(Upcalls upcalls, long versioned, long legacy) {
+    private record Stubs(Upcalls.Switchable versioned, Upcalls.Switchable legacy) {
         long of(ManagedTensorKind kind) {
-            return kind == ManagedTensorKind.VERSIONED ? versioned : legacy;
+            return (kind == ManagedTensorKind.VERSIONED ? versioned : legacy).address();
         }
     }
 
-    /**
-     * Null until the first export, and again after {@link DLPackRuntime#release()}, which frees
-     * the stubs only when no export is live: a consumer may call a deleter for as long as it holds
-     * an export.
-     */
+    /** Null until the first export; then the same two stubs for as long as this class is loaded. */
     private static volatile Stubs stubs;
+    /** Whether the stubs reach {@link #delete}: false before the first export and after a release. */
+    private static volatile boolean on;
 
     private ExportDeleterUpcalls() {
     }
 
     static long stubAddress(ManagedTensorKind kind) {
         Stubs made = stubs;
-        return (made != null ? made : start()).of(kind);
+        return (made != null ? made : switchOn()).of(kind);
     }
 
     static boolean isOwnDeleter(ManagedTensorKind kind, long deleter) {
@@ -63,25 +73,56 @@ final class ExportDeleterUpcalls {
         return made != null && deleter == made.of(kind);
     }
 
-    private static synchronized Stubs start() {
+    /**
+     * Called by every export after it was counted live: makes sure its deleter will reach Java. One
+     * volatile read on the hot path; the slow path waits for a release in progress.
+     */
+    static void ensureOn() {
+        if (!on) {
+            switchOn();
+        }
+    }
+
+    /** Makes the stubs (the first time) and switches them on, with the shutdown hook that disarms live exports. */
+    private static synchronized Stubs switchOn() {
         Stubs made = stubs;
         if (made == null) {
-            Upcalls upcalls = Upcalls.open(ExportDeleterUpcalls.class);
-            made = new Stubs(upcalls, upcalls.stub(MethodHandles.lookup(), "deleteVersioned", DELETER).address(),
-                    upcalls.stub(MethodHandles.lookup(), "deleteLegacy", DELETER).address());
-            ExportRegistry.armShutdownHook();
+            made = new Stubs(Upcalls.switchable(MethodHandles.lookup(), "deleteVersioned", DELETER),
+                    Upcalls.switchable(MethodHandles.lookup(), "deleteLegacy", DELETER));
             stubs = made;
+        } else if (!on) {
+            made.versioned().switchOn();
+            made.legacy().switchOn();
+        }
+        if (!on) {
+            ExportRegistry.armShutdownHook();
+            on = true;
         }
         return made;
     }
 
-    /** Frees the stubs; the caller has made sure that no export is live and none is being made. */
-    static synchronized void release() {
+    /**
+     * Switches the stubs off, unless an export is live after the switch; the caller holds
+     * {@link DLPackRuntime}'s lock and found nothing live before.
+     *
+     * @param stillLive what is live after the switch, in words; empty if nothing is
+     * @return what {@code stillLive} said: when not empty, the stubs are on again
+     */
+    static synchronized String switchOff(Supplier<String> stillLive) {
         Stubs made = stubs;
-        if (made != null) {
-            stubs = null;
-            made.upcalls().close();
+        if (made == null || !on) {
+            return stillLive.get();
         }
+        on = false;
+        String live = stillLive.get(); // after the write of on: see the class comment
+        if (!live.isEmpty()) {
+            on = true;
+            return live;
+        }
+        made.versioned().switchOff();
+        made.legacy().switchOff();
+        ExportRegistry.removeShutdownHook();
+        return "";
     }
 
     @SuppressWarnings("unused") // the upcall target

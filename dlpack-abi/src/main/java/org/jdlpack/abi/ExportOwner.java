@@ -4,9 +4,12 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.Reference;
 import java.util.Objects;
 
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.abi.plumbing.Ledger;
+import org.jdlpack.abi.plumbing.OwnerName;
 
 /**
  * The Java owner of memory that is exported to native code: a reference count over one resource
@@ -24,6 +27,14 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  *
  * <p>Do not free the exported memory any other way while the owner lives: a native consumer may be
  * reading it.
+ *
+ * <p>An owner that becomes unreachable before its release action ran (never closed, and no export
+ * live: a live export keeps its owner reachable) is released by the safety net after garbage
+ * collection: the release action runs on the safety net's thread, the leak is counted in
+ * {@link DLPackStats#leaksReported()} and logged, with the owner's creation site when leak tracking
+ * is on. Until its release action runs, an owner counts in {@link DLPackStats#liveExportOwners()}.
+ * A release action that keeps the owner itself reachable (a lambda that captures it) defeats the
+ * safety net; the resource and the release action must not refer back to the owner.
  *
  * {@snippet :
  * Arena arena = Arena.ofShared();                                   // shared: the last release may run on any thread
@@ -65,8 +76,8 @@ public final class ExportOwner implements AutoCloseable {
         return thread;
     }
 
-    private final Object resource;
-    private final Runnable release;
+    /** The release action and the resource: the safety net's entry, which must not reach this owner. */
+    private final Release entry;
     // The reference count is the one field every export and every deleter call writes. Padded on
     // both sides so that it has a cache line to itself: owners allocated, or moved by the GC, next
     // to each other would otherwise share one, and threads exporting from owners of their own would
@@ -82,8 +93,71 @@ public final class ExportOwner implements AutoCloseable {
     private volatile boolean javaReferenceDropped;
 
     private ExportOwner(Object resource, Runnable release) {
-        this.resource = resource;
-        this.release = Objects.requireNonNull(release, "release");
+        this.entry = new Release(this, resource, Objects.requireNonNull(release, "release"));
+    }
+
+    /**
+     * The release action, run exactly once: by the last reference's drop, or by the safety net
+     * when the owner was forgotten. Its own state decides which, because the owner may become
+     * unreachable while the last drop is still running.
+     */
+    private static final class Release extends Ledger.Entry {
+        private static final VarHandle RAN;
+
+        static {
+            try {
+                RAN = MethodHandles.lookup().findVarHandle(Release.class, "ran", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final Object resource;
+        private final Runnable action;
+        @SuppressWarnings("unused") // accessed through RAN
+        private volatile boolean ran;
+
+        Release(ExportOwner owner, Object resource, Runnable action) {
+            super(owner);
+            this.resource = resource;
+            this.action = action;
+            Counters.exportOwnerOpened();
+            open();
+        }
+
+        /** Runs the action unless it ran; never throws. {@return whether this call ran it} */
+        boolean run() {
+            if (!RAN.compareAndSet(this, false, true)) {
+                return false;
+            }
+            settle();
+            Counters.exportOwnerReleased();
+            try {
+                action.run();
+            } catch (Throwable t) {
+                Counters.RELEASE_CALLBACK_FAILURES.increment();
+                Diagnostics.report(Level.ERROR, "the release action of " + name() + " threw; the memory it guards may have leaked", t);
+            }
+            return true;
+        }
+
+        @Override
+        protected void forgotten() {
+            String what = describe();
+            if (run()) {
+                Ledger.reportLeak(what, creationSite());
+            }
+        }
+
+        @Override
+        protected String describe() {
+            return name();
+        }
+
+        /** {@return what messages call the owner: the object the user holds} */
+        String name() {
+            return resource instanceof OwnerName named ? named.ownerName() : "ExportOwner" + (resource != null ? "(" + resource + ")" : "");
+        }
     }
 
     /**
@@ -170,6 +244,7 @@ public final class ExportOwner implements AutoCloseable {
                     + "exported as a legacy DLManagedTensor, whose consumers read sub-byte values packed; export it versioned "
                     + "(IS_SUBBYTE_TYPE_PADDED), or export a packed copy");
         }
+        refuseIfClosed(); // first: after a close the memory may be gone, and the close is what the caller must hear of
         MemorySegment data = spec.data();
         if (!data.scope().isAlive()) {
             throw new IllegalStateException("the data segment of " + spec + " is no longer alive");
@@ -195,6 +270,9 @@ public final class ExportOwner implements AutoCloseable {
             throw t;
         }
         ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.layout().ndim()));
+        // Counted live first, then the stubs checked: a DLPackRuntime.release() on another thread
+        // either sees this export, or has switched the deleter off and this switches it on again.
+        ExportDeleterUpcalls.ensureOn();
         return address;
     }
 
@@ -207,7 +285,8 @@ public final class ExportOwner implements AutoCloseable {
     @Override
     public void close() {
         if (!JAVA_REFERENCE_DROPPED.compareAndSet(this, false, true)) {
-            throw new IllegalStateException("ExportOwner already closed");
+            throw new IllegalStateException(entry.name() + " was already closed; close it once (its memory is freed when the "
+                    + "last export's deleter has run)");
         }
         dropReference();
     }
@@ -230,18 +309,24 @@ public final class ExportOwner implements AutoCloseable {
         return references() == 0;
     }
 
-    private void retain() {
-        // A closed owner exports nothing more: live exports keep the memory until their deleters
-        // run, but a chain of new exports must not keep a closed tensor's memory alive for ever.
+    /**
+     * A closed owner exports nothing more: live exports keep the memory until their deleters run,
+     * but a chain of new exports must not keep a closed tensor's memory alive for ever.
+     */
+    private void refuseIfClosed() {
         if (isClosed()) {
-            throw new IllegalStateException(this + " was closed; it exports nothing more (exports made before the close stay "
-                    + "valid until their deleters run)");
+            throw new IllegalStateException(entry.name() + " was closed; it exports nothing more (exports made before the "
+                    + "close stay valid until their deleters run)");
         }
+    }
+
+    private void retain() {
+        refuseIfClosed(); // again: a close may have raced the export since the first check
         long current;
         do {
             current = (long) REFERENCES.getVolatile(this);
             if (current == 0) {
-                throw new IllegalStateException("ExportOwner already released; its memory may be gone");
+                throw new IllegalStateException(entry.name() + " was already released; its memory may be gone");
             }
         } while (!REFERENCES.compareAndSet(this, current, current + 1));
     }
@@ -249,19 +334,15 @@ public final class ExportOwner implements AutoCloseable {
     /** Drops one reference; runs the release action on the last. Never throws. */
     void dropReference() {
         long left = (long) REFERENCES.getAndAdd(this, -1L) - 1;
-        if (left != 0) {
-            return;
+        if (left == 0) {
+            entry.run();
         }
-        try {
-            release.run();
-        } catch (Throwable t) {
-            Counters.RELEASE_CALLBACK_FAILURES.increment();
-            Diagnostics.report(Level.ERROR, "the release action of an ExportOwner threw; the memory it guards may have leaked", t);
-        }
+        // Until the action has run: unreachable earlier, this owner would look forgotten to the safety net.
+        Reference.reachabilityFence(this);
     }
 
     @Override
     public String toString() {
-        return "ExportOwner[references=" + references() + (resource != null ? ", resource=" + resource : "") + "]";
+        return "ExportOwner[" + entry.name() + ", references=" + references() + "]";
     }
 }

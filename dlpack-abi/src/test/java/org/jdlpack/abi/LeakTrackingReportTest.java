@@ -23,17 +23,18 @@ class LeakTrackingReportTest {
 
     private static final List<ExportedTensor> KEPT = new ArrayList<>();
 
-    /** Child JVM: leak one imported tensor, keep one export handle alive, report both. */
+    /** Child JVM: leak one imported tensor and one export owner, keep one export handle alive, report them. */
     public static void main(String[] args) throws InterruptedException {
         System.out.println("TRACKING " + DLPackStats.leakTrackingEnabled());
         leakAnImportedTensor();
+        leakAnOwner();
         Arena arena = Arena.ofShared();
         ExportOwner owner = ExportOwner.of(arena, arena::close);
         KEPT.add(keepAnExportAlive(owner, arena));
         for (String site : DLPackStats.liveAllocationSites()) {
             System.out.println("LIVE " + site.replace('\n', '|'));
         }
-        Collect.until(() -> DLPackStats.leaksReported() != 0, Duration.ofSeconds(30));
+        Collect.until(() -> DLPackStats.leaksReported() >= 2, Duration.ofSeconds(30));
         System.out.println("LEAKS " + DLPackStats.leaksReported());
         KEPT.forEach(ExportedTensor::close);
         owner.close();
@@ -42,6 +43,11 @@ class LeakTrackingReportTest {
     private static void leakAnImportedTensor() {
         CPeer.Produced produced = CPeer.get().make(PeerTensor.versioned());
         ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()); // never closed
+    }
+
+    private static void leakAnOwner() {
+        Arena arena = Arena.ofShared();
+        ExportOwner.of(arena, arena::close); // never closed
     }
 
     private static ExportedTensor keepAnExportAlive(ExportOwner owner, Arena arena) {
@@ -57,7 +63,8 @@ class LeakTrackingReportTest {
         Process process = builder.start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(output).contains("TRACKING true").contains("LEAKS 1");
+        assertThat(output).contains("TRACKING true").contains("LEAKS 2");
+        assertThat(output).containsPattern("LEAK: ExportOwner\\(.*\\) was never closed").contains("LeakTrackingReportTest.leakAnOwner");
         assertThat(output).contains("LEAK: ImportedTensor(DLManagedTensorVersioned")
                 .contains("created here")
                 .contains("LeakTrackingReportTest.leakAnImportedTensor");

@@ -73,9 +73,17 @@ public final class HostTensorView {
     private final long count;
     private final boolean compact;
     private final ElementCodec codec;
+    /** What must stay reachable while this view is (the owner of an {@link OwnedHostTensor}'s memory), or null. */
+    @SuppressWarnings({"unused", "FieldCanBeLocal"}) // held only for reachability
+    private final Object keepAlive;
 
     /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code origin}. */
     private HostTensorView(MemorySegment segment, TensorLayout layout, long origin) {
+        this(segment, layout, origin, null);
+    }
+
+    private HostTensorView(MemorySegment segment, TensorLayout layout, long origin, Object keepAlive) {
+        this.keepAlive = keepAlive;
         if (segment.isReadOnly() && !layout.isReadOnly()) {
             layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
         }
@@ -137,15 +145,24 @@ public final class HostTensorView {
      * @throws IllegalArgumentException if the elements reach outside the segment
      */
     public static HostTensorView of(MemorySegment segment, TensorLayout layout) {
+        return of(segment, layout, null);
+    }
+
+    /** A view of an {@link OwnedHostTensor}'s memory that keeps {@code keepAlive}, its owner, reachable. */
+    static HostTensorView of(TensorSpec spec, Object keepAlive) {
+        return of(spec.data(), spec.layout(), keepAlive);
+    }
+
+    private static HostTensorView of(MemorySegment segment, TensorLayout layout, Object keepAlive) {
         TensorExtent extent = layout.extent();
         if (extent.byteSize() == 0) {
-            return new HostTensorView(segment.asSlice(0, 0), layout, 0);
+            return new HostTensorView(segment.asSlice(0, 0), layout, 0, keepAlive);
         }
         if (!layout.fitsIn(segment.byteSize())) {
             throw new IllegalArgumentException(layout + " does not fit in a segment of " + segment.byteSize() + " bytes");
         }
         long first = layout.byteOffset() + extent.startByte();
-        return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout, -extent.startByte());
+        return new HostTensorView(segment.asSlice(first, extent.byteSize()), layout, -extent.startByte(), keepAlive);
     }
 
     /**

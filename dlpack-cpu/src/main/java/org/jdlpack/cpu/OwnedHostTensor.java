@@ -13,6 +13,7 @@ import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.plumbing.OwnerName;
 
 /**
  * A Java-owned tensor in host memory that can be exported to native consumers without copying.
@@ -27,6 +28,14 @@ import org.jdlpack.abi.TensorSpec;
  *
  * <p>Memory allocated here comes from a shared arena, 256-byte aligned as the DLPack header
  * recommends, and zeroed.
+ *
+ * <p>A tensor that becomes unreachable without {@link #close()} (and with no export live: a live
+ * export keeps it) is released by the safety net after garbage collection, counted in
+ * {@link org.jdlpack.abi.DLPackStats#leaksReported()} and logged as a leak, with its creation site
+ * when leak tracking is on ({@code -Dorg.jdlpack.leakTracking=true}). Until its memory is
+ * released it counts in {@link org.jdlpack.abi.DLPackStats#liveExportOwners()}. A
+ * {@link #host()} view keeps the tensor reachable; a {@link MemorySegment} taken from it or from
+ * {@link #spec()} does not: keep the tensor or its view while you use one.
  *
  * {@snippet :
  * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
@@ -50,7 +59,18 @@ public final class OwnedHostTensor implements AutoCloseable {
     private OwnedHostTensor(TensorSpec spec, ExportOwner owner) {
         this.spec = spec;
         this.owner = owner;
-        this.host = HostTensorView.of(spec);
+        this.host = HostTensorView.of(spec, owner);
+    }
+
+    /**
+     * What the owner keeps reachable until it is released (the arena or the wrapped segment), and
+     * the name its messages and leak reports give it: this tensor's, which the user holds.
+     */
+    private record Memory(Object memory, TensorSpec spec) implements OwnerName {
+        @Override
+        public String ownerName() {
+            return "OwnedHostTensor[" + spec + "]";
+        }
     }
 
     /**
@@ -74,12 +94,17 @@ public final class OwnedHostTensor implements AutoCloseable {
             arena.close();
             throw e;
         }
-        return new OwnedHostTensor(TensorSpec.builder(data, layout).build(), ExportOwner.of(arena, arena::close));
+        TensorSpec spec = TensorSpec.builder(data, layout).build();
+        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(arena, spec), arena::close));
     }
 
     /**
      * Wraps existing host memory without copying. {@code release} runs once, from any thread, when
-     * this tensor is closed and every export of it has been deleted.
+     * this tensor is closed and every export of it has been deleted (or, for a tensor forgotten
+     * unclosed, on the safety net's thread after garbage collection). {@code release} must not
+     * refer to this tensor: it would keep the tensor reachable and the safety net could not release
+     * it. The memory must stay valid until {@code release} runs: native consumers (and ONNX
+     * Runtime) read it through raw addresses.
      *
      * @param spec    the memory and its layout, on a host-accessible device
      * @param release frees the memory, or does nothing if someone else owns it
@@ -90,7 +115,7 @@ public final class OwnedHostTensor implements AutoCloseable {
         if (!spec.device().isHostAccessible()) {
             throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
-        return new OwnedHostTensor(spec, ExportOwner.of(spec.data(), Objects.requireNonNull(release, "release")));
+        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")));
     }
 
     /**

@@ -110,9 +110,9 @@ public final class Ledger {
                 creationSite = track(this, this::describe);
             }
             if (watched) {
-                startReleaser();
                 stripe = STRIPES[ThreadStripes.current()];
                 stripe.add(this);
+                startReleaser(); // after the add: a racing stop() either sees the entry or is seen (stop's comment)
             }
         }
 
@@ -240,13 +240,19 @@ public final class Ledger {
     /**
      * Stops the safety net's thread, which keeps this class and its class loader reachable while it
      * runs; the next watched entry starts a new one. The caller has made sure that no entry is
-     * open ({@link #openEntries()} is 0), so nothing is left for the thread to release.
+     * open ({@link #openEntries()} is 0); one opened while this runs keeps a thread running.
      */
     public static void stop() {
         Thread running;
         synchronized (Ledger.class) {
             running = releaser;
             releaser = null;
+        }
+        // An entry opened on another thread meanwhile: it was added before its open() read the
+        // releaser, and this reads the stripes after clearing it, so either that open() starts a
+        // new thread or this does.
+        if (openEntries() > 0) {
+            startReleaser();
         }
         if (running != null) {
             running.interrupt();

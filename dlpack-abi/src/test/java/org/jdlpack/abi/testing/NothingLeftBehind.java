@@ -8,7 +8,7 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Fails a test that leaves an export, an owned managed tensor or header memory behind, or that
+ * Fails a test that leaves an export, an owned managed tensor, an export owner or header memory behind, or that
  * made a deleter fail or be called for something that was not a live export.
  *
  * <p>Lives in dlpack-abi's test jar, which every other module's tests depend on, so that it reads
@@ -34,6 +34,7 @@ public final class NothingLeftBehind implements BeforeEachCallback, AfterEachCal
         assertEquals(0L, DLPackStats.liveExports(), "live exports after the test");
         assertEquals(0L, DLPackStats.exportHeaderBytes(), "export header bytes after the test");
         assertEquals(0L, DLPackStats.ownedManagedTensors(), "owned managed tensors after the test");
+        assertEquals(0L, DLPackStats.liveExportOwners(), "export owners (ExportOwner, OwnedHostTensor) not released after the test");
         assertEquals(context.getStore(NS).get("bogus", Long.class), DLPackStats.bogusDeleterCalls(), "bogus deleter calls during the test");
         assertEquals(context.getStore(NS).get("failures", Long.class), DLPackStats.deleterFailures(), "deleter failures during the test");
     }
