@@ -564,7 +564,77 @@ static const DLPackExchangeAPI MAJOR_2_THEN_1 = {{{2, 0}, (DLPackExchangeAPIHead
 static const DLPackExchangeAPI MAJOR_0 = {{{0, 9}, NULL}, producer_allocate, never_from_py_object, producer_to_py_object, NULL,
                                           never_current_work_stream};
 
-/* A hostile __dlpack_c_exchange_api__: variants 0 to 5 the tables above, 6 a capsule of another name, 7 an int. */
+/* A producer that hands out the same tensor on every call (a peer bug: each call must give a new owner its own). */
+static DLManagedTensorVersioned* same_tensor = NULL;
+
+static void same_tensor_deleter(DLManagedTensorVersioned* self) {
+  __atomic_fetch_add(&producer_deleted, 1, __ATOMIC_SEQ_CST);
+  same_tensor = NULL; /* under the GIL or not: the tests call it once, and only then make the next */
+  free(self);
+}
+
+static int same_from_py_object(void* object, DLManagedTensorVersioned** out) {
+  if (same_tensor == NULL) {
+    if (producer_from_py_object(object, &same_tensor) != 0) {
+      return -1;
+    }
+    same_tensor->deleter = same_tensor_deleter;
+  }
+  *out = same_tensor;
+  return 0;
+}
+
+/* A producer that succeeds (returns 0 with a tensor) but leaves a Python exception set. */
+static int error_set_from_py_object(void* object, DLManagedTensorVersioned** out) {
+  if (producer_from_py_object(object, out) != 0) {
+    return -1;
+  }
+  PyErr_SetString(PyExc_RuntimeError, "left set by a producer that returned 0");
+  return 0;
+}
+
+/* Version 1.3: the same tensor on every call. */
+static const DLPackExchangeAPI SAME_TWICE = {{{1, 3}, NULL}, producer_allocate, same_from_py_object, producer_to_py_object, NULL,
+                                             producer_current_work_stream};
+/* Version 1.3: success with an exception set. */
+static const DLPackExchangeAPI ERROR_SET = {{{1, 3}, NULL}, producer_allocate, error_set_from_py_object, producer_to_py_object,
+                                            NULL, producer_current_work_stream};
+
+/*
+ * A C consumer that hands one tensor to the object type's managed_tensor_to_py_object_no_sync twice
+ * (a peer bug: the first call stole it). Returns the first object made; the second call's result
+ * is recorded in *second_rc and its exception cleared.
+ */
+PyObject* xc_to_py_twice(PyObject* object, int64_t n, int64_t* second_rc) {
+  int code = 0;
+  const DLPackExchangeAPI* api = find_api(object, &code);
+  if (api == NULL || api->managed_tensor_to_py_object_no_sync == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "xc_to_py_twice: no usable exchange API on the object's type");
+    return NULL;
+  }
+  DLManagedTensorVersioned* tensor = produce(n, 0, kDLFloat, 32);
+  if (tensor == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "out of memory");
+    return NULL;
+  }
+  void* first = NULL;
+  if (api->managed_tensor_to_py_object_no_sync(tensor, &first) != 0) {
+    return NULL;
+  }
+  void* second = NULL;
+  *second_rc = api->managed_tensor_to_py_object_no_sync(tensor, &second);
+  if (*second_rc != 0) {
+    PyErr_Clear();
+  } else {
+    Py_DecRef(second);
+  }
+  return first;
+}
+
+/*
+ * A hostile __dlpack_c_exchange_api__: variants 0 to 5 the tables above, 6 a capsule of another
+ * name, 8 the same tensor twice, 9 success with an exception set, 7 (and any other) an int.
+ */
 PyObject* xc_hostile_capsule(int variant) {
   switch (variant) {
     case 0: return PyCapsule_New((void*) &ALL_NULL, API_CAPSULE, NULL);
@@ -574,6 +644,8 @@ PyObject* xc_hostile_capsule(int variant) {
     case 4: return PyCapsule_New((void*) &MAJOR_2_THEN_1, API_CAPSULE, NULL);
     case 5: return PyCapsule_New((void*) &MAJOR_0, API_CAPSULE, NULL);
     case 6: return PyCapsule_New((void*) &PRODUCER, "not_the_exchange_api", NULL);
+    case 8: return PyCapsule_New((void*) &SAME_TWICE, API_CAPSULE, NULL);
+    case 9: return PyCapsule_New((void*) &ERROR_SET, API_CAPSULE, NULL);
     default: return PyLong_FromLong((long) (intptr_t) &PRODUCER); /* the pointer as an int, as early drafts had it */
   }
 }

@@ -357,6 +357,9 @@ public final class ImportedTensor implements AutoCloseable {
                     + " thread, or import it with ImportLifetime.SHARED to close it from any thread");
         } catch (IllegalStateException e) {
             if (!arena.scope().isAlive()) {
+                if (endState() == OwnershipCell.MOVED) {
+                    return; // a moveTo on another thread won: after a move, close does nothing
+                }
                 throw new IllegalStateException(describe() + " was already closed; its deleter has run once");
             }
             throw e;
@@ -419,6 +422,10 @@ public final class ImportedTensor implements AutoCloseable {
                     + "imported it; move it there (or import it with ImportLifetime.SHARED). Nothing moved");
         } catch (IllegalStateException e) {
             if (!arena.scope().isAlive()) {
+                if (endState() == OwnershipCell.MOVED) {
+                    throw new IllegalStateException("cannot move " + describe() + ": it was already moved to another owner (by a "
+                            + "moveTo on another thread); use the object it was moved to");
+                }
                 throw new IllegalStateException("cannot move " + describe() + ": it was closed and its deleter has run");
             }
             throw new IllegalStateException("cannot move " + describe() + " while another thread is inside a native call with one "
@@ -434,6 +441,26 @@ public final class ImportedTensor implements AutoCloseable {
             throw new IllegalStateException("cannot move " + describe() + ": it no longer owns its managed tensor");
         }
         return owning(cell.kind, cell.address, ticket, fields, lifetime, true);
+    }
+
+    /**
+     * For the loser of a race to end this tensor's arena: {@return how the winner ended it, MOVED
+     * or DELETED} The winner ends the arena first and sets the cell's state right after, so the
+     * loser waits those few instructions (longer only if the winner's thread was descheduled).
+     */
+    private int endState() {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        for (int spins = 0; ; spins++) {
+            int state = cell.state();
+            if (state != OwnershipCell.OWNED || System.nanoTime() - deadline > 0) {
+                return state;
+            }
+            if (spins < 100) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
     }
 
     private void checkNotMoved() {

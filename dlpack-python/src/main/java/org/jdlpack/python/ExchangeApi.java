@@ -227,9 +227,9 @@ final class ExchangeApi {
             }
             ImportedTensor imported;
             try {
-                // The foreign deleter may need Python (a Python producer's): guarded, as importTensor does.
-                ForeignDeleterGuard.install(ManagedTensorKind.VERSIONED, managed);
                 imported = ImportedTensor.of(ManagedTensorKind.VERSIONED, managed, ImportLifetime.SHARED); // its deleter runs on failure
+                // The foreign deleter may need Python (a Python producer's): guarded, as importTensor does.
+                ForeignDeleterGuard.installOrClose(imported);
             } catch (RuntimeException e) {
                 return fail(LibPython.BUFFER_ERROR, "managed_tensor_to_py_object_no_sync: " + e.getMessage());
             }

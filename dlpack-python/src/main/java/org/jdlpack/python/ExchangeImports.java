@@ -170,7 +170,8 @@ final class ExchangeImports {
      * Calls {@code managed_tensor_from_py_object_no_sync(object, &out)}: {@return the owned
      * {@code DLManagedTensorVersioned*}}
      *
-     * @throws PythonException       with the producer's Python exception, if it returned -1
+     * @throws PythonException       with the producer's Python exception, if it returned -1, or
+     *                               returned 0 and left an exception set (the tensor given back)
      * @throws IllegalStateException if it returned 0 and no tensor
      */
     static MemorySegment take(Arena arena, MemorySegment function, MemorySegment object) {
@@ -184,6 +185,15 @@ final class ExchangeImports {
         if (pointer.address() == 0) {
             LibPython.errClear();
             throw new IllegalStateException("the producer's managed_tensor_from_py_object_no_sync returned 0 and no tensor");
+        }
+        if (LibPython.errOccurred()) {
+            // Success with an exception set breaks the C API's contract; left set, it would surface
+            // in the next, unrelated call. The exception is taken first, so that the producer's
+            // deleter runs with none pending.
+            PythonException failure = PythonValues.pending("the producer's managed_tensor_from_py_object_no_sync returned 0 with "
+                    + "a Python exception set; the tensor was given back (its deleter called once)");
+            ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer);
+            throw failure;
         }
         return pointer;
     }

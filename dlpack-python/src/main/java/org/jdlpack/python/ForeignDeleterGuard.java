@@ -10,6 +10,7 @@ import java.lang.invoke.MethodHandles;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.plumbing.Diagnostics;
 
@@ -18,8 +19,8 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  *
  * <p>A deleter written for Python (NumPy's, CuPy's) drops Python references, which crashes the
  * process once the interpreter is gone. A tensor imported from Python may be closed by Java at any
- * time, also after whoever embeds Python finalized it. So before the import, the struct's deleter
- * field (ours now: the capsule was consumed) is pointed at this guard, which calls the producer's
+ * time, also after whoever embeds Python finalized it. So right after the import, the struct's
+ * deleter field (ours now: the capsule was consumed) is pointed at this guard, which calls the producer's
  * deleter while Python lives, and afterwards leaks the tensor and counts it in
  * {@link PythonRuntime#leakedAfterFinalization()}, as NumPy itself does.
  *
@@ -39,10 +40,22 @@ final class ForeignDeleterGuard {
     }
 
     /**
-     * Interposes the guard in front of the deleter of a managed tensor the caller owns. Not under
-     * the GIL: the table write may block.
+     * Interposes the guard in front of the deleter of a tensor just imported, or closes it (the
+     * producer's deleter, still in place) if that fails. Only after the import: the import is what
+     * proves the pointer was not Java's already, and a refused second take must leave the first
+     * owner's struct as it was. The tensor must not have been handed out yet: its deleter field
+     * is read here and rewritten. Not under the GIL: the table write may block.
      */
-    static void install(ManagedTensorKind kind, MemorySegment pointer) {
+    static void installOrClose(ImportedTensor imported) {
+        try {
+            install(imported.kind(), MemorySegment.ofAddress(imported.managedTensorAddress()));
+        } catch (RuntimeException | Error e) {
+            imported.close();
+            throw e;
+        }
+    }
+
+    private static void install(ManagedTensorKind kind, MemorySegment pointer) {
         MemorySegment struct = LibPython.memory(pointer, kind.structSize());
         long deleter = struct.get(JAVA_LONG_UNALIGNED, kind.deleterOffset());
         if (deleter == 0) {

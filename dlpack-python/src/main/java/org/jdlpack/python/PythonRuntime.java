@@ -369,17 +369,13 @@ public final class PythonRuntime {
                 LibPython.decRef(capsule);
             }
         });
-        // Without the GIL: the guard writes a concurrent map, and a deleter called on a failed
-        // import takes the GIL itself. The tensor is ours alone now (the capsule is renamed used_).
-        try {
-            if (!taken.jdlpackDeleter()) {
-                ForeignDeleterGuard.install(taken.kind(), taken.pointer());
-            }
-        } catch (RuntimeException | Error e) {
-            ImportedTensor.discard(taken.kind(), taken.pointer()); // the producer's own deleter, still in place
-            throw e;
+        // Without the GIL: a deleter called on a failed import takes the GIL itself, and the guard
+        // writes a concurrent map.
+        ImportedTensor imported = ImportedTensor.of(taken.kind(), taken.pointer(), lifetime);
+        if (!taken.jdlpackDeleter()) {
+            ForeignDeleterGuard.installOrClose(imported);
         }
-        return ImportedTensor.of(taken.kind(), taken.pointer(), lifetime);
+        return imported;
     }
 
     /** {@code str(object)}. */

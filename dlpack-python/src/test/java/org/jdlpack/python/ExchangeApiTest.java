@@ -263,6 +263,57 @@ class ExchangeApiTest {
         assertThat(python.evalString("xc.xc_producer_deleted()")).isEqualTo(Long.toString(deleted));
     }
 
+    @Test
+    void aProducerGivingTheSameTensorTwiceLeavesTheFirstOwnersReleaseIntact() {
+        // Before: the second take installed the deleter guard over the first owner's before the
+        // refusal, so the first owner's close found "no live Python import" and the producer's
+        // deleter never ran.
+        python.exec("class SameTwice:\n    __dlpack_c_exchange_api__ = xc.xc_hostile_capsule(8)\n    n = 3\ns = SameTwice()");
+        long deleted = Long.parseLong(python.evalString("xc.xc_producer_deleted()"));
+        try (PythonObject same = python.get("s")) {
+            ImportedTensor first = python.importTensor(same);
+            assertThatThrownBy(() -> python.importTensor(same)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("already owned");
+            assertThat(HostTensorView.of(first).getFloat(2)).isEqualTo(1.0f);
+            assertThat(python.evalString("xc.xc_producer_deleted()")).as("the refusal called nothing").isEqualTo(Long.toString(deleted));
+            first.close();
+        }
+        assertThat(python.evalString("xc.xc_producer_deleted()")).as("the first owner's close: the producer's deleter, once")
+                .isEqualTo(Long.toString(deleted + 1));
+        python.exec("del SameTwice, s");
+    }
+
+    @Test
+    void aCConsumerGivingOneTensorTwiceToOurTypeLeavesTheFirstOwnersReleaseIntact() {
+        long deleted = Long.parseLong(python.evalString("xc.xc_producer_deleted()"));
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1)) {
+            PythonPeers.bind(python, "x", tensor);
+            python.exec("rc = (ctypes.c_int64 * 1)()\ny = xc.xc_to_py_twice(x, 4, rc)");
+            assertThat(python.evalString("rc[0]")).as("the second hand-over refused").isEqualTo("-1");
+            assertThat(python.evalString("np.from_dlpack(y).tolist()")).isEqualTo("[0.0, 0.5, 1.0, 1.5]");
+            assertThat(python.evalString("xc.xc_producer_deleted()")).isEqualTo(Long.toString(deleted));
+            python.exec("del y, x, rc\ngc.collect()");
+        }
+        assertThat(python.evalString("xc.xc_producer_deleted()")).as("the first owner's release: the producer's deleter, once")
+                .isEqualTo(Long.toString(deleted + 1));
+    }
+
+    @Test
+    void aProducerThatSucceedsWithAnExceptionSetFailsTheImportAndLeavesNothingPending() {
+        // Before: the import succeeded and the next, unrelated call (1 + 1) raised the producer's RuntimeError.
+        python.exec("class ErrorSet:\n    __dlpack_c_exchange_api__ = xc.xc_hostile_capsule(9)\n    n = 3\ne = ErrorSet()");
+        long deleted = Long.parseLong(python.evalString("xc.xc_producer_deleted()"));
+        try (PythonObject e = python.get("e")) {
+            assertThatThrownBy(() -> python.importTensor(e)).isInstanceOf(PythonException.class)
+                    .hasMessageContaining("returned 0 with a Python exception set")
+                    .satisfies(t -> assertThat(((PythonException) t).lastLine()).isEqualTo("RuntimeError: left set by a producer that returned 0"));
+        }
+        assertThat(python.evalString("1 + 1")).as("no exception left pending").isEqualTo("2");
+        assertThat(python.evalString("xc.xc_producer_deleted()")).as("the tensor given back: its deleter, once")
+                .isEqualTo(Long.toString(deleted + 1));
+        python.exec("del ErrorSet, e");
+    }
+
     @ParameterizedTest(name = "variant {0}")
     @CsvSource({"0", "1", "3", "5", "6", "7"})
     void importTensorFallsBackToDunderDlpackWhenTheTableIsNotUsable(int variant) {
@@ -279,8 +330,7 @@ class ExchangeApiTest {
     }
 
     /** A source on a device (CUDA 0, as far as DLPack says: host memory nobody reads) that names a work stream. */
-    private static DLPackSource deviceSource(java.lang.foreign.Arena arena, long stream) {
-        org.jdlpack.abi.ExportOwner owner = org.jdlpack.abi.ExportOwner.of(() -> { });
+    private static DLPackSource deviceSource(org.jdlpack.abi.ExportOwner owner, java.lang.foreign.Arena arena, long stream) {
         TensorSpec spec = TensorSpec.builder(arena.allocate(16), DLDataType.FLOAT32, 4).device(new org.jdlpack.abi.DLDevice(2, 0))
                 .capacity(16).build();
         return new DLPackSource() {
@@ -303,12 +353,13 @@ class ExchangeApiTest {
 
     @Test
     void currentWorkStreamIsNullForTheCpuAndTheDevicesSourceStreamOtherwise() {
-        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1); java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1}, 1); java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+             org.jdlpack.abi.ExportOwner owner = org.jdlpack.abi.ExportOwner.of(() -> { })) {
             PythonPeers.bind(python, "x", tensor);
             python.exec("out[0] = -1");
             assertThat(python.evalString("xc.xc_current_work_stream(x, 1, 0, out)")).isEqualTo("0");
             assertThat(out(0)).as("the CPU: NULL").isZero();
-            try (PythonObject d = python.toPython(deviceSource(arena, 0x1234))) {
+            try (PythonObject d = python.toPython(deviceSource(owner, arena, 0x1234))) {
                 python.set("d", d);
             }
             assertThat(python.evalString("xc.xc_consume_exchange(d, 2, out)")).isEqualTo("0");

@@ -52,6 +52,8 @@ public final class ExchangePeer {
                 name + ".xc_round_trip.restype = ctypes.py_object",
                 name + ".xc_to_py.argtypes = (ctypes.py_object, ctypes.c_int64)",
                 name + ".xc_to_py.restype = ctypes.py_object",
+                name + ".xc_to_py_twice.argtypes = (ctypes.py_object, ctypes.c_int64, _i64p)",
+                name + ".xc_to_py_twice.restype = ctypes.py_object",
                 name + ".xc_producer_capsule.restype = ctypes.py_object",
                 name + ".xc_producer_dlpack.argtypes = (ctypes.py_object,)",
                 name + ".xc_producer_dlpack.restype = ctypes.py_object",
