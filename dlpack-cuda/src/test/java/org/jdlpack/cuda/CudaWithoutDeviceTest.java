@@ -84,9 +84,10 @@ class CudaWithoutDeviceTest {
         assertThat(released).hasValue(0);
         peer.deleteOnNewThread(pointer, legacy);
         assertThat(released).hasValue(1);
-        assertThatThrownBy(() -> CudaMemory.wrap(CudaMemory.Kind.DEVICE, 0, 0x1000, 64, () -> { })
-                .export(TensorLayout.of(DLDataType.FLOAT32, 17)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reaches bytes [0, 68) of data, which has 64 bytes");
+        try (CudaMemory small = CudaMemory.wrap(CudaMemory.Kind.DEVICE, 0, 0x1000, 64, () -> { })) {
+            assertThatThrownBy(() -> small.export(TensorLayout.of(DLDataType.FLOAT32, 17)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reaches bytes [0, 68) of data, which has 64 bytes");
+        }
     }
 
     @Test

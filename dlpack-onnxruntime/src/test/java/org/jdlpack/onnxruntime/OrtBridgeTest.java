@@ -32,6 +32,7 @@ import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -55,6 +56,19 @@ class OrtBridgeTest {
     @AfterAll
     static void closeSession() throws OrtException {
         tiny.close();
+    }
+
+    /** Tensors a test hands to an input inline; closed after the test, as their owner would close them. */
+    private final List<OwnedHostTensor> owned = new ArrayList<>();
+
+    private OwnedHostTensor closedAfter(OwnedHostTensor tensor) {
+        owned.add(tensor);
+        return tensor;
+    }
+
+    @AfterEach
+    void closeOwned() {
+        owned.forEach(OwnedHostTensor::close);
     }
 
     private static float[] floats(HostTensorView view) {
@@ -144,7 +158,7 @@ class OrtBridgeTest {
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("was freed");
             }
             // The refused run gave the output back: it runs again.
-            try (OrtInput x = ort.input(OwnedHostTensor.copyOf(X, 2, 4).host())) {
+            try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host())) {
                 ort.run(tiny, Map.of("x", x), Map.of("y", y));
             }
         }
@@ -317,7 +331,7 @@ class OrtBridgeTest {
 
     @Test
     void anOnnxRuntimeFailureLeavesInputsAndOutputsUsable() throws OrtException {
-        try (OrtInput x = ort.input(OwnedHostTensor.copyOf(X, 2, 4).host());
+        try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
              OrtOutput wrong = ort.allocateOutput(DLDataType.FLOAT32, 2, 4);
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
             assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", wrong))).isInstanceOf(OrtException.class)
@@ -330,14 +344,14 @@ class OrtBridgeTest {
 
     @Test
     void closedInputsAndOutputsAreRefusedBeforeOnnxRuntimeSeesThem() throws OrtException {
-        OrtInput x = ort.input(OwnedHostTensor.copyOf(X, 2, 4).host());
+        OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
         OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3);
         x.close();
         x.close(); // a second close does nothing
         assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("was closed");
         y.close();
-        try (OrtInput fresh = ort.input(OwnedHostTensor.copyOf(X, 2, 4).host())) {
+        try (OrtInput fresh = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host())) {
             assertThatThrownBy(() -> ort.run(tiny, Map.of("x", fresh), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("OrtOutput").hasMessageContaining("was closed");
         }
@@ -345,7 +359,7 @@ class OrtBridgeTest {
 
     @Test
     void aConfinedInputRefusesOtherThreads() throws Exception {
-        try (OrtInput x = ort.input(OwnedHostTensor.copyOf(X, 2, 4).host());
+        try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
             Thread other = Thread.ofVirtual().start(() -> {
                 assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(WrongThreadException.class)
@@ -391,7 +405,7 @@ class OrtBridgeTest {
     void aPinnedOutputIsWrittenByOneRunAtATimeAndACloseDuringARunWaitsForIt() throws OrtException {
         OrtBridge shared = ort.shared();
         OrtOutput y = shared.allocateOutput(DLDataType.FLOAT32, 2, 3);
-        OrtInput x = shared.input(OwnedHostTensor.copyOf(X, 2, 4));
+        OrtInput x = shared.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)));
         y.borrow(); // a run in flight on another thread
         assertThatThrownBy(() -> shared.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("pinned output of another run");
@@ -407,7 +421,7 @@ class OrtBridgeTest {
     @Test
     void outputsOfUnknownShapeAreCopiedOnceIntoExportableTensors() throws OrtException {
         try (OrtSession nonzero = Models.session(env, "nonzero.onnx");
-             OrtInput x = ort.input(OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5));
+             OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5)));
              CopiedOutputs copies = ort.run(nonzero, Map.of("x", x), Map.of(), Set.of("y"))) {
             OwnedHostTensor y = copies.get("y");
             assertThat(y.spec().layout().dtype()).isEqualTo(DLDataType.INT64);
@@ -418,7 +432,7 @@ class OrtBridgeTest {
             assertThatThrownBy(() -> copies.get("z")).hasMessageContaining("[y]");
         }
         try (OrtSession cast = Models.session(env, "cast_uint32.onnx");
-             OrtInput x = ort.input(OwnedHostTensor.copyOf(new int[] {-1, 7}, 2));
+             OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(new int[] {-1, 7}, 2)));
              CopiedOutputs copies = ort.run(cast, Map.of("x", x), Map.of(), Set.of("y"))) {
             OwnedHostTensor y = copies.get("y");
             assertThat(y.spec().layout().dtype()).as("the unsigned type survives").isEqualTo(DLDataType.UINT32);
@@ -430,13 +444,13 @@ class OrtBridgeTest {
     @Test
     void emptyAndScalarTensorsRun() throws OrtException {
         try (OrtSession id = Models.session(env, "id_float.onnx");
-             OrtInput x = ort.input(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0));
+             OrtInput x = ort.input(closedAfter(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0)));
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 0)) {
             ort.run(id, Map.of("x", x), Map.of("y", y));
             assertThat(y.layout().elementCount()).isZero();
         }
         try (OrtSession tinyAgain = Models.session(env, "tiny.onnx");
-             OrtInput x = ort.input(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0, 4));
+             OrtInput x = ort.input(closedAfter(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0, 4)));
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 0, 3)) {
             ort.run(tinyAgain, Map.of("x", x), Map.of("y", y));
         }
