@@ -43,7 +43,7 @@ public final class DLPackArguments {
             "copy".getBytes(StandardCharsets.UTF_8)};
     /** How many keyword tuples are remembered (and kept alive) at most. */
     private static final int KEYWORD_CACHE_SIZE = 8;
-    /** The interned keyword names,in the order of {@link #KEYWORDS}. */
+    /** The interned keyword names, in the order of {@link #KEYWORDS}. */
     private static final long[] INTERNED = new long[KEYWORDS.length];
     /** Keyword tuples seen, and the keyword each position names; replaced whole, never changed. */
     private static volatile long[] cachedTuples = new long[0];
