@@ -5,6 +5,7 @@ import java.util.OptionalLong;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.internal.bridge.CpuSource;
 
 /**
  * A Java tensor that can be handed to Python: {@link PythonRuntime#toPython(DLPackSource)} wraps it

@@ -3,11 +3,14 @@ package org.jdlpack.python;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.objects.PythonStrings;
+
 /**
  * Calling Python from Java: every call goes through the bootstrap's {@code _guard}, which turns a
  * raised exception into a returned traceback, so that a call either yields a new reference or
- * throws {@link PythonException} and never leaves a Python exception pending. Also the string
- * conversions those calls need.
+ * throws {@link PythonException} and never leaves a Python exception pending.
  *
  * <p>Every method needs the GIL held and makes only downcalls. Thread safety: immutable.
  */
@@ -24,14 +27,14 @@ final class GuardedCalls {
      * new reference to the result, or a {@link PythonException}. {@code more} is borrowed.
      */
     MemorySegment invokeWithString(Arena arena, MemorySegment callable, String text, MemorySegment... more) {
-        MemorySegment string = string(arena, text);
+        MemorySegment string = PythonStrings.string(arena, text);
         try {
             MemorySegment[] arguments = new MemorySegment[more.length + 1];
             arguments[0] = string;
             System.arraycopy(more, 0, arguments, 1, more.length);
             return invoke(callable, arguments);
         } finally {
-            LibPython.decRef(string);
+            LibPythonObjects.decRef(string);
         }
     }
 
@@ -40,69 +43,33 @@ final class GuardedCalls {
      * {@link PythonException} with the traceback. Arguments are borrowed.
      */
     MemorySegment invoke(MemorySegment callable, MemorySegment... arguments) {
-        MemorySegment tuple = LibPython.tupleNew(arguments.length + 1L);
+        MemorySegment tuple = LibPythonObjects.tupleNew(arguments.length + 1L);
         if (tuple.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
             throw new OutOfMemoryError("PyTuple_New failed");
         }
-        LibPython.incRef(callable);
-        int rc = LibPython.tupleSetItem(tuple, 0, callable); // steals the reference
+        LibPythonObjects.incRef(callable);
+        int rc = LibPythonObjects.tupleSetItem(tuple, 0, callable); // steals the reference
         for (int i = 0; i < arguments.length; i++) {
-            LibPython.incRef(arguments[i]);
-            rc |= LibPython.tupleSetItem(tuple, i + 1L, arguments[i]);
+            LibPythonObjects.incRef(arguments[i]);
+            rc |= LibPythonObjects.tupleSetItem(tuple, i + 1L, arguments[i]);
         }
-        MemorySegment result = rc != 0 ? MemorySegment.NULL : LibPython.callObject(guard, tuple);
-        LibPython.decRef(tuple);
+        MemorySegment result = rc != 0 ? MemorySegment.NULL : LibPythonObjects.callObject(guard, tuple);
+        LibPythonObjects.decRef(tuple);
         if (result.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
             throw new IllegalStateException("calling into Python failed before any Python code ran");
         }
         try {
-            MemorySegment ok = LibPython.tupleGetItem(result, 0);
-            MemorySegment value = LibPython.tupleGetItem(result, 1);
-            if (LibPython.objectIsTrue(ok) == 1) {
-                LibPython.incRef(value);
+            MemorySegment ok = LibPythonObjects.tupleGetItem(result, 0);
+            MemorySegment value = LibPythonObjects.tupleGetItem(result, 1);
+            if (LibPythonObjects.objectIsTrue(ok) == 1) {
+                LibPythonObjects.incRef(value);
                 return value;
             }
-            throw new PythonException(utf8(value));
+            throw new PythonException(PythonStrings.utf8(value));
         } finally {
-            LibPython.decRef(result);
-        }
-    }
-
-    /** {@code str(object)}, for a borrowed {@code object}. */
-    static String str(MemorySegment object) {
-        MemorySegment text = LibPython.objectStr(object);
-        if (text.address() == 0) {
-            LibPython.errClear();
-            throw new PythonException("str() of the object raised");
-        }
-        try {
-            return utf8(text);
-        } finally {
-            LibPython.decRef(text);
-        }
-    }
-
-    /** {@return a new {@code str}} */
-    static MemorySegment string(Arena arena, String value) {
-        MemorySegment text = LibPython.unicodeFromUtf8(arena, value);
-        if (text.address() == 0) {
-            LibPython.errClear();
-            throw new IllegalArgumentException("Python could not decode the string");
-        }
-        return text;
-    }
-
-    /** {@return the characters of a {@code str}, or "(undecodable)" (the error cleared)} */
-    static String utf8(MemorySegment unicode) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment chars = LibPython.unicodeUtf8(unicode, arena);
-            if (chars.address() == 0) {
-                LibPython.errClear();
-                return "(undecodable)";
-            }
-            return new String(chars.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
+            LibPythonObjects.decRef(result);
         }
     }
 }

@@ -9,9 +9,26 @@ import java.lang.invoke.MethodHandles;
 import java.nio.charset.StandardCharsets;
 
 import org.jdlpack.abi.plumbing.NativeAccess;
-import org.jdlpack.abi.plumbing.NativeLibrary;
-import org.jdlpack.abi.plumbing.ProcessState;
-import org.jdlpack.abi.plumbing.Upcalls;
+import org.jdlpack.python.internal.bridge.Capsules;
+import org.jdlpack.python.internal.bridge.CpuSource;
+import org.jdlpack.python.internal.bridge.DLPackArguments;
+import org.jdlpack.python.internal.bridge.ExchangeApi;
+import org.jdlpack.python.internal.bridge.ExchangeImports;
+import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
+import org.jdlpack.python.internal.bridge.JavaTensorType;
+import org.jdlpack.python.internal.bridge.JavaTensors;
+import org.jdlpack.python.internal.capi.EmbeddedPython;
+import org.jdlpack.python.internal.capi.Gil;
+import org.jdlpack.python.internal.capi.LibPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonGil;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.capi.LibPythonTypes;
+import org.jdlpack.python.internal.objects.FastcallArguments;
+import org.jdlpack.python.internal.objects.PythonError;
+import org.jdlpack.python.internal.objects.PythonErrors;
+import org.jdlpack.python.internal.objects.PythonStrings;
 
 /**
  * Bringing up the embedded interpreter: libpython loaded {@code RTLD_GLOBAL}, the interpreter
@@ -24,19 +41,15 @@ import org.jdlpack.abi.plumbing.Upcalls;
  * {@code Py_InitializeEx} to {@code PyEval_SaveThread} only downcalls run, so that a virtual thread
  * starting Python cannot unmount and release the GIL from another carrier (see {@link Gil}).
  *
- * <p>The upcall stubs Python holds (the Java tensor type's methods, capsule destructors, the
- * deleter guard) are made in one {@link Upcalls} that lives as long as the interpreter, which is
- * the life of the process: Python keeps those pointers without telling anyone when it stops.
+ * <p>This is the one class that knows every layer: it opens the call layer
+ * ({@link EmbeddedPython}), initializes the classes that run under the GIL, and installs the
+ * bridges' type and function ({@link JavaTensors}, {@link JavaTensorType}, {@link ExchangeApi})
+ * before the bootstrap runs.
  *
- * <p>Thread safety: {@link #start} runs once, under {@link PythonRuntime}'s lock; the instance is
- * immutable, and the static state is published before any upcall can run.
+ * <p>Thread safety: {@link #start} runs once, under the runtime's lock; the instance is
+ * immutable.
  */
 final class Interpreter {
-
-    // Set once by start, before LibPython and the upcall classes are initialized (they read them there).
-    private static volatile NativeLibrary library;
-    private static volatile Upcalls upcalls;
-    private static volatile PythonLocation location;
 
     /** {@code _guard(f, *args)}: every call from Java goes through it (see {@link GuardedCalls}). */
     final MemorySegment guard;
@@ -55,48 +68,6 @@ final class Interpreter {
         capsuleOf = member(arena, dict, "_capsule_of");
     }
 
-    /** {@return libpython, opened; only after {@link #start} has opened it} */
-    static NativeLibrary library() {
-        NativeLibrary opened = library;
-        if (opened == null) {
-            throw new IllegalStateException("libpython is used before PythonRuntime opened it");
-        }
-        return opened;
-    }
-
-    /** {@return the Python being started or running, for the classes that read its layout; only after {@link #start} began} */
-    static PythonLocation location() {
-        PythonLocation started = location;
-        if (started == null) {
-            throw new IllegalStateException("the Python location is read before PythonRuntime started");
-        }
-        return started;
-    }
-
-    /** {@return the stubs' owner, for the upcall classes; only after {@link #start} has made it} */
-    static Upcalls upcalls() {
-        Upcalls made = upcalls;
-        if (made == null) {
-            throw new IllegalStateException("an upcall stub is made before PythonRuntime started");
-        }
-        return made;
-    }
-
-    /** What {@code DLPackRuntime.release()} is told once the interpreter started: it cannot be released. */
-    private static final ProcessState.Part KEPT_FOR_THE_PROCESS = new ProcessState.Part() {
-        @Override
-        public String live() {
-            return "dlpack-python's embedded interpreter, whose upcall stubs CPython keeps for the life of the process "
-                    + "(CPython cannot be restarted); to unload a class loader that used it, load jdlpack from the engine's "
-                    + "own class path instead (docs/engines.md)";
-        }
-
-        @Override
-        public void release() {
-            throw new IllegalStateException(live());
-        }
-    };
-
     /**
      * Loads {@code location}'s libpython, starts or joins its interpreter and runs the bootstrap.
      *
@@ -105,16 +76,10 @@ final class Interpreter {
      */
     static Interpreter start(PythonLocation pythonLocation) {
         String bootstrap = bootstrapSource();
-        location = pythonLocation;
-        library = NativeLibrary.openGlobally(PythonRuntime.class, pythonLocation.library(), PythonUnavailableException::new);
-        upcalls = Upcalls.open(PythonRuntime.class);
-        // CPython cannot be restarted, and it keeps pointers to these stubs for as long as it
-        // lives (method definitions, type slots, capsule destructors): kept on purpose, and said
-        // so whenever someone asks to release jdlpack's process-wide state.
-        ProcessState.register(KEPT_FOR_THE_PROCESS);
+        EmbeddedPython.open(pythonLocation.library(), pythonLocation.objectSize(), PythonUnavailableException::new);
         initializeUpcallClasses();
         try (Arena arena = Arena.ofConfined()) {
-            boolean started = !LibPython.isInitialized();
+            boolean started = !LibPythonGil.isInitialized();
             int hostGilState = 0;
             if (started) {
                 // Embedded, Python cannot find its prefix from the executable (java); tell it.
@@ -123,21 +88,21 @@ final class Interpreter {
                 if (rc != 0) {
                     throw new IllegalStateException("setenv(PYTHONHOME/PYTHONPATH) failed");
                 }
-                LibPython.initializeEx(0); // 0: leave the JVM's signal handlers alone
+                LibPythonGil.initializeEx(0); // 0: leave the JVM's signal handlers alone
             } else {
-                hostGilState = LibPython.gilEnsure(); // a host's interpreter: take the GIL as any thread would
+                hostGilState = LibPythonGil.gilEnsure(); // a host's interpreter: take the GIL as any thread would
             }
             Interpreter interpreter;
             try {
-                interpreter = new Interpreter(arena, runBootstrap(arena, bootstrap));
+                interpreter = new Interpreter(arena, runBootstrap(arena, bootstrap, pythonLocation.atLeast(3, 10)));
             } finally {
                 if (started) {
-                    MemorySegment state = LibPython.saveThread(); // let every thread take the GIL
+                    MemorySegment state = LibPythonGil.saveThread(); // let every thread take the GIL
                     if (state.address() == 0) {
                         throw new IllegalStateException("PyEval_SaveThread returned NULL");
                     }
                 } else {
-                    LibPython.gilRelease(hostGilState);
+                    LibPythonGil.gilRelease(hostGilState);
                 }
             }
             return interpreter;
@@ -153,11 +118,11 @@ final class Interpreter {
      */
     @SuppressWarnings("restricted")
     static void requireNativeAccess() {
-        NativeAccess.warnIfDisabled(PythonRuntime.class);
+        NativeAccess.warnIfDisabled(Interpreter.class);
         try {
             MemorySegment.NULL.reinterpret(0);
         } catch (IllegalCallerException e) {
-            throw NativeAccess.denied(PythonRuntime.class, e);
+            throw NativeAccess.denied(Interpreter.class, e);
         }
     }
 
@@ -168,9 +133,16 @@ final class Interpreter {
      */
     private static void initializeUpcallClasses() {
         MethodHandles.Lookup lookup = MethodHandles.lookup();
-        for (Class<?> type : new Class<?>[] {LibPython.class, Gil.class, JavaTensors.class, JavaTensorType.class, ExchangeApi.class,
-                ExchangeImports.class, Capsules.class, ForeignDeleterGuard.class, FastcallArguments.class, FastcallArguments.Refused.class,
-                GuardedCalls.class, PythonException.class, PythonValues.class, ExportRequest.class, CpuSource.class}) {
+        for (Class<?> type : new Class<?>[] {
+                // the call layer and the GIL
+                LibPython.class, LibPythonGil.class, LibPythonObjects.class, LibPythonCapsules.class, LibPythonTypes.class,
+                LibPythonErrors.class, Gil.class,
+                // Python objects and values
+                PythonStrings.class, PythonErrors.class, PythonError.class, FastcallArguments.class, FastcallArguments.Refused.class,
+                GuardedCalls.class, PythonValues.class, CallArguments.class, PythonException.class,
+                // the tensor bridges
+                JavaTensors.class, JavaTensorType.class, DLPackArguments.class, ExchangeApi.class, ExchangeImports.class,
+                Capsules.class, ForeignDeleterGuard.class, ExportRequest.class, CpuSource.class}) {
             try {
                 lookup.ensureInitialized(type);
             } catch (IllegalAccessException e) {
@@ -180,21 +152,22 @@ final class Interpreter {
     }
 
     /** Runs the bootstrap in a fresh {@code _jdlpack} module; {@return that module's dict}. Needs the GIL. */
-    private static MemorySegment runBootstrap(Arena arena, String bootstrap) {
-        MemorySegment main = LibPython.importAddModule(arena.allocateFrom("__main__"));
-        MemorySegment mainDict = LibPython.moduleGetDict(main);
-        MemorySegment module = LibPython.importAddModule(arena.allocateFrom("_jdlpack"));
-        MemorySegment dict = LibPython.moduleGetDict(module);
-        MemorySegment builtins = LibPython.dictGetItemString(mainDict, arena.allocateFrom("__builtins__"));
-        int rc = LibPython.dictSetItemString(dict, arena.allocateFrom("__builtins__"), builtins);
+    private static MemorySegment runBootstrap(Arena arena, String bootstrap, boolean disallowInstantiation) {
+        MemorySegment main = LibPythonObjects.importAddModule(arena.allocateFrom("__main__"));
+        MemorySegment mainDict = LibPythonObjects.moduleGetDict(main);
+        MemorySegment module = LibPythonObjects.importAddModule(arena.allocateFrom("_jdlpack"));
+        MemorySegment dict = LibPythonObjects.moduleGetDict(module);
+        MemorySegment builtins = LibPythonObjects.dictGetItemString(mainDict, arena.allocateFrom("__builtins__"));
+        int rc = LibPythonObjects.dictSetItemString(dict, arena.allocateFrom("__builtins__"), builtins);
         JavaTensors.install(dict);
-        JavaTensorType.install(arena, dict);
-        MemorySegment result = LibPython.runString(arena.allocateFrom(bootstrap), LibPython.PY_FILE_INPUT, dict, dict);
+        JavaTensorType.install(arena, dict, disallowInstantiation);
+        ExchangeApi.attach(arena, JavaTensorType.type());
+        MemorySegment result = LibPythonObjects.runString(arena.allocateFrom(bootstrap), LibPythonObjects.PY_FILE_INPUT, dict, dict);
         if (rc != 0 || result.address() == 0) {
-            LibPython.errPrint();
+            LibPythonErrors.errPrint();
             throw new IllegalStateException("the Python bootstrap of dlpack-python failed (traceback on stderr)");
         }
-        LibPython.decRef(result);
+        LibPythonObjects.decRef(result);
         return dict;
     }
 
@@ -212,11 +185,11 @@ final class Interpreter {
 
     /** A module-level object of {@code _jdlpack}, kept alive for the life of the process. */
     private static MemorySegment member(Arena arena, MemorySegment dict, String name) {
-        MemorySegment object = LibPython.dictGetItemString(dict, arena.allocateFrom(name));
+        MemorySegment object = LibPythonObjects.dictGetItemString(dict, arena.allocateFrom(name));
         if (object.address() == 0) {
             throw new IllegalStateException("the bootstrap did not define " + name);
         }
-        LibPython.incRef(object);
+        LibPythonObjects.incRef(object);
         return object;
     }
 }

@@ -5,6 +5,9 @@ import java.lang.ref.Reference;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jdlpack.abi.plumbing.Ledger;
+import org.jdlpack.python.internal.capi.Gil;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.objects.PythonStrings;
 
 /**
  * A strong reference to a Python object, owned by Java: {@link #close()} drops it (under the GIL).
@@ -36,7 +39,6 @@ import org.jdlpack.abi.plumbing.Ledger;
  */
 public final class PythonObject implements AutoCloseable {
 
-    private final PythonRuntime runtime;
     private final MemorySegment object;
     private final Watch watch;
 
@@ -45,20 +47,19 @@ public final class PythonObject implements AutoCloseable {
      * may unmount a virtual thread (see {@link Gil}). If the wrapping fails, the reference is
      * dropped again under the GIL.
      */
-    static PythonObject adopt(PythonRuntime runtime, MemorySegment object) {
+    static PythonObject adopt(MemorySegment object) {
         try {
-            return new PythonObject(runtime, object);
+            return new PythonObject(object);
         } catch (RuntimeException | Error e) {
             Gil.cleanup(arena -> {
-                LibPython.decRef(object);
+                LibPythonObjects.decRef(object);
                 return null;
             });
             throw e;
         }
     }
 
-    private PythonObject(PythonRuntime runtime, MemorySegment object) {
-        this.runtime = runtime;
+    private PythonObject(MemorySegment object) {
         this.object = object;
         this.watch = new Watch(this, object.address());
     }
@@ -74,7 +75,11 @@ public final class PythonObject implements AutoCloseable {
     /** {@return Python's {@code str()} of the object} */
     public String str() {
         try {
-            return runtime.str(this);
+            String text = Gil.call(arena -> PythonStrings.str(pointer()));
+            if (text == null) {
+                throw new PythonException("str() of the object raised");
+            }
+            return text;
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -91,7 +96,7 @@ public final class PythonObject implements AutoCloseable {
      */
     public long toLong() {
         try {
-            return runtime.read(this, PythonValues::toLong);
+            return Gil.call(arena -> PythonValues.toLong(pointer()));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -106,7 +111,7 @@ public final class PythonObject implements AutoCloseable {
      */
     public double toDouble() {
         try {
-            return runtime.read(this, PythonValues::toDouble);
+            return Gil.call(arena -> PythonValues.toDouble(pointer()));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -122,7 +127,7 @@ public final class PythonObject implements AutoCloseable {
      */
     public boolean toBoolean() {
         try {
-            return runtime.read(this, PythonValues::toBoolean);
+            return Gil.call(arena -> PythonValues.toBoolean(pointer()));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -141,7 +146,7 @@ public final class PythonObject implements AutoCloseable {
             }
             watch.end();
             Gil.cleanup(arena -> {
-                LibPython.decRef(object);
+                LibPythonObjects.decRef(object);
                 return null;
             });
         } finally {
@@ -180,7 +185,7 @@ public final class PythonObject implements AutoCloseable {
             }
             settle();
             Gil.cleanup(arena -> {
-                LibPython.decRef(MemorySegment.ofAddress(address));
+                LibPythonObjects.decRef(MemorySegment.ofAddress(address));
                 return null;
             });
             Ledger.reportLeak(describe(), creationSite());

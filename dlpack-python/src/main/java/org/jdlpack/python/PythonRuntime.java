@@ -7,6 +7,14 @@ import java.util.Objects;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.python.internal.bridge.Capsules;
+import org.jdlpack.python.internal.bridge.ExchangeImports;
+import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
+import org.jdlpack.python.internal.bridge.JavaTensorType;
+import org.jdlpack.python.internal.bridge.JavaTensors;
+import org.jdlpack.python.internal.capi.Gil;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.objects.PythonError;
 
 /**
  * CPython embedded in this JVM through FFM downcalls into libpython: no JNI, no bridge library.
@@ -179,7 +187,7 @@ public final class PythonRuntime {
     public void exec(String statements) {
         Objects.requireNonNull(statements, "statements");
         Gil.call(arena -> {
-            LibPython.decRef(calls.invokeWithString(arena, interpreter.execFunction, statements));
+            LibPythonObjects.decRef(calls.invokeWithString(arena, interpreter.execFunction, statements));
             return null;
         });
     }
@@ -193,7 +201,7 @@ public final class PythonRuntime {
      */
     public PythonObject eval(String expression) {
         Objects.requireNonNull(expression, "expression");
-        return PythonObject.adopt(this, Gil.call(arena -> calls.invokeWithString(arena, interpreter.evalFunction, expression)));
+        return PythonObject.adopt(Gil.call(arena -> calls.invokeWithString(arena, interpreter.evalFunction, expression)));
     }
 
     /**
@@ -218,7 +226,7 @@ public final class PythonRuntime {
      */
     public PythonObject get(String name) {
         Objects.requireNonNull(name, "name");
-        return PythonObject.adopt(this, Gil.call(arena -> calls.invokeWithString(arena, interpreter.getFunction, name)));
+        return PythonObject.adopt(Gil.call(arena -> calls.invokeWithString(arena, interpreter.getFunction, name)));
     }
 
     /**
@@ -230,7 +238,7 @@ public final class PythonRuntime {
     public void set(String name, PythonObject value) {
         Objects.requireNonNull(name, "name");
         Gil.call(arena -> {
-            LibPython.decRef(calls.invokeWithString(arena, interpreter.setFunction, name, value.pointer()));
+            LibPythonObjects.decRef(calls.invokeWithString(arena, interpreter.setFunction, name, value.pointer()));
             return null;
         });
     }
@@ -270,18 +278,18 @@ public final class PythonRuntime {
      */
     public PythonObject call(PythonObject callable, Object... arguments) {
         Objects.requireNonNull(callable, "callable");
-        PythonValues.check(arguments);
-        return PythonObject.adopt(this, Gil.call(arena -> {
+        CallArguments.check(arguments);
+        return PythonObject.adopt(Gil.call(arena -> {
             MemorySegment[] objects = new MemorySegment[arguments.length];
             try {
                 for (int i = 0; i < arguments.length; i++) {
-                    objects[i] = PythonValues.toPython(arena, arguments[i]);
+                    objects[i] = CallArguments.toPython(arena, arguments[i]);
                 }
                 return calls.invoke(callable.pointer(), objects);
             } finally {
                 for (MemorySegment object : objects) {
                     if (object != null) {
-                        LibPython.decRef(object);
+                        LibPythonObjects.decRef(object);
                     }
                 }
             }
@@ -309,7 +317,7 @@ public final class PythonRuntime {
             JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
             throw e;
         }
-        return PythonObject.adopt(this, object);
+        return PythonObject.adopt(object);
     }
 
     /**
@@ -356,19 +364,24 @@ public final class PythonRuntime {
      */
     public ImportedTensor importTensor(PythonObject tensor, ImportLifetime lifetime) {
         Objects.requireNonNull(lifetime, "lifetime");
-        Capsules.Taken taken = Gil.call(arena -> {
-            MemorySegment object = tensor.pointer();
-            Capsules.Taken exchanged = ExchangeImports.tryTake(arena, object);
-            if (exchanged != null) {
-                return exchanged;
-            }
-            MemorySegment capsule = calls.invoke(interpreter.capsuleOf, object);
-            try {
-                return Capsules.take(capsule);
-            } finally {
-                LibPython.decRef(capsule);
-            }
-        });
+        Capsules.Taken taken;
+        try {
+            taken = Gil.call(arena -> {
+                MemorySegment object = tensor.pointer();
+                Capsules.Taken exchanged = ExchangeImports.tryTake(arena, object);
+                if (exchanged != null) {
+                    return exchanged;
+                }
+                MemorySegment capsule = calls.invoke(interpreter.capsuleOf, object);
+                try {
+                    return Capsules.take(capsule);
+                } finally {
+                    LibPythonObjects.decRef(capsule);
+                }
+            });
+        } catch (PythonError producerFailed) {
+            throw new PythonException(producerFailed.getMessage()); // a producer's exchange API raised
+        }
         // Without the GIL: a deleter called on a failed import takes the GIL itself, and the guard
         // writes a concurrent map.
         ImportedTensor imported = ImportedTensor.of(taken.kind(), taken.pointer(), lifetime);
@@ -376,20 +389,5 @@ public final class PythonRuntime {
             ForeignDeleterGuard.installOrClose(imported);
         }
         return imported;
-    }
-
-    /** {@code str(object)}. */
-    String str(PythonObject object) {
-        return Gil.call(arena -> GuardedCalls.str(object.pointer()));
-    }
-
-    /** A conversion of a borrowed object, run under the GIL. */
-    interface Read<T> {
-        T read(MemorySegment object);
-    }
-
-    /** Runs {@code read} on the object under the GIL. */
-    <T> T read(PythonObject object, Read<T> read) {
-        return Gil.call(arena -> read.read(object.pointer()));
     }
 }

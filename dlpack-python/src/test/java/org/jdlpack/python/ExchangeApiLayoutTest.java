@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import org.jdlpack.abi.testing.LayoutFacts;
+import org.jdlpack.python.internal.bridge.DLPackExchangeAPILayout;
 import org.jdlpack.testsupport.CPeer;
 import org.junit.jupiter.api.Test;
 

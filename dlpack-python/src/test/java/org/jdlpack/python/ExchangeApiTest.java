@@ -12,6 +12,7 @@ import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.testsupport.ExchangePeer;
 import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.python.internal.bridge.ExchangeImports;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

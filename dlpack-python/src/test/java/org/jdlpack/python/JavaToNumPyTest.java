@@ -11,6 +11,7 @@ import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.python.internal.bridge.Capsules;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package org.jdlpack.python;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.internal.bridge.JavaTensors;
 import org.jdlpack.testsupport.PeerRequirement;
 
 /**

@@ -15,6 +15,7 @@ import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;

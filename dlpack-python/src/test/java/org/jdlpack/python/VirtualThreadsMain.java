@@ -11,6 +11,8 @@ import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
+import org.jdlpack.python.internal.bridge.JavaTensors;
 
 /**
  * Run in a child JVM by {@link VirtualThreadsTest}: many virtual threads on several carriers call

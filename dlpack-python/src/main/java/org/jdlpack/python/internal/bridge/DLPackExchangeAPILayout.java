@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -17,34 +17,34 @@ import java.lang.foreign.StructLayout;
  * {@code managed_tensor_from_py_object_no_sync}, {@code managed_tensor_to_py_object_no_sync},
  * {@code dltensor_from_py_object_no_sync} and {@code current_work_stream}.
  */
-final class DLPackExchangeAPILayout {
+public final class DLPackExchangeAPILayout {
 
     /** The capsule's name, and the attribute on the type that holds it. */
-    static final String CAPSULE_NAME = "dlpack_exchange_api";
-    static final String ATTRIBUTE = "__dlpack_c_exchange_api__";
+    public static final String CAPSULE_NAME = "dlpack_exchange_api";
+    public static final String ATTRIBUTE = "__dlpack_c_exchange_api__";
 
     /** {@code DLPackVersion}: major, minor. */
-    static final StructLayout VERSION_LAYOUT = MemoryLayout.structLayout(JAVA_INT.withName("major"), JAVA_INT.withName("minor"))
+    public static final StructLayout VERSION_LAYOUT = MemoryLayout.structLayout(JAVA_INT.withName("major"), JAVA_INT.withName("minor"))
             .withName("DLPackVersion");
 
     /** {@code DLPackExchangeAPIHeader}. */
-    static final StructLayout HEADER_LAYOUT = MemoryLayout.structLayout(
+    public static final StructLayout HEADER_LAYOUT = MemoryLayout.structLayout(
             VERSION_LAYOUT.withName("version"),
             ADDRESS.withName("prev_api"))
             .withName("DLPackExchangeAPIHeader");
 
     /** Offset of {@code DLPackExchangeAPIHeader.version}. */
-    static final long HEADER_VERSION = 0;
+    public static final long HEADER_VERSION = 0;
     /** Offset of {@code DLPackExchangeAPIHeader.version.major}; the minor follows it. */
-    static final long HEADER_VERSION_MAJOR = 0;
-    static final long HEADER_VERSION_MINOR = 4;
+    public static final long HEADER_VERSION_MAJOR = 0;
+    public static final long HEADER_VERSION_MINOR = 4;
     /** Offset of {@code DLPackExchangeAPIHeader.prev_api}. */
-    static final long HEADER_PREV_API = 8;
+    public static final long HEADER_PREV_API = 8;
     /** {@code sizeof(DLPackExchangeAPIHeader)}. */
-    static final long HEADER_SIZE = 16;
+    public static final long HEADER_SIZE = 16;
 
     /** {@code DLPackExchangeAPI}. */
-    static final StructLayout LAYOUT = MemoryLayout.structLayout(
+    public static final StructLayout LAYOUT = MemoryLayout.structLayout(
             HEADER_LAYOUT.withName("header"),
             ADDRESS.withName("managed_tensor_allocator"),
             ADDRESS.withName("managed_tensor_from_py_object_no_sync"),
@@ -54,19 +54,19 @@ final class DLPackExchangeAPILayout {
             .withName("DLPackExchangeAPI");
 
     /** Offset of {@code header}. */
-    static final long HEADER = 0;
+    public static final long HEADER = 0;
     /** Offset of {@code managed_tensor_allocator}. */
-    static final long MANAGED_TENSOR_ALLOCATOR = 16;
+    public static final long MANAGED_TENSOR_ALLOCATOR = 16;
     /** Offset of {@code managed_tensor_from_py_object_no_sync}. */
-    static final long MANAGED_TENSOR_FROM_PY_OBJECT_NO_SYNC = 24;
+    public static final long MANAGED_TENSOR_FROM_PY_OBJECT_NO_SYNC = 24;
     /** Offset of {@code managed_tensor_to_py_object_no_sync}. */
-    static final long MANAGED_TENSOR_TO_PY_OBJECT_NO_SYNC = 32;
+    public static final long MANAGED_TENSOR_TO_PY_OBJECT_NO_SYNC = 32;
     /** Offset of {@code dltensor_from_py_object_no_sync}. */
-    static final long DLTENSOR_FROM_PY_OBJECT_NO_SYNC = 40;
+    public static final long DLTENSOR_FROM_PY_OBJECT_NO_SYNC = 40;
     /** Offset of {@code current_work_stream}. */
-    static final long CURRENT_WORK_STREAM = 48;
+    public static final long CURRENT_WORK_STREAM = 48;
     /** {@code sizeof(DLPackExchangeAPI)}. */
-    static final long SIZE = 56;
+    public static final long SIZE = 56;
 
     private DLPackExchangeAPILayout() {
     }

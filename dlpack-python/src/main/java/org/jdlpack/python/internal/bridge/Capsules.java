@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -12,6 +12,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.python.internal.capi.EmbeddedPython;
+import org.jdlpack.python.internal.capi.Gil;
+import org.jdlpack.python.internal.capi.LibPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
 
 /**
  * The DLPack capsule protocol of the Python array API: a managed tensor travels in a
@@ -25,7 +30,7 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * below it, so the Java code they run (our export's deleter on a failure) cannot migrate it.
  * Thread safety: static, stateless but for counters.
  */
-final class Capsules {
+public final class Capsules {
 
     /**
      * A consumed capsule's (or an exchange API's) managed tensor, now owned by the caller.
@@ -33,17 +38,17 @@ final class Capsules {
      * @param jdlpackDeleter whether its deleter is jdlpack's own (a Java tensor's export), which
      *                       needs no Python and so no guard against a finalized interpreter
      */
-    record Taken(ManagedTensorKind kind, MemorySegment pointer, boolean jdlpackDeleter) {
+    public record Taken(ManagedTensorKind kind, MemorySegment pointer, boolean jdlpackDeleter) {
     }
 
     /** Destructor calls that released an unconsumed tensor (nobody took the capsule). */
-    static final AtomicLong UNCONSUMED_RELEASES = new AtomicLong();
+    public static final AtomicLong UNCONSUMED_RELEASES = new AtomicLong();
 
     private static final MemorySegment VERSIONED = Arena.global().allocateFrom("dltensor_versioned");
     private static final MemorySegment LEGACY = Arena.global().allocateFrom("dltensor");
     private static final MemorySegment USED_VERSIONED = Arena.global().allocateFrom("used_dltensor_versioned");
     private static final MemorySegment USED_LEGACY = Arena.global().allocateFrom("used_dltensor");
-    private static final MemorySegment DESTRUCTOR = Interpreter.upcalls().stub(MethodHandles.lookup(), "destructor",
+    private static final MemorySegment DESTRUCTOR = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), "destructor",
             FunctionDescriptor.ofVoid(ADDRESS));
 
     private Capsules() {
@@ -64,7 +69,7 @@ final class Capsules {
      * @return the new reference, or NULL
      */
     static MemorySegment wrap(ManagedTensorKind kind, MemorySegment pointer) {
-        MemorySegment capsule = LibPython.capsuleNew(pointer, name(kind), DESTRUCTOR);
+        MemorySegment capsule = LibPythonCapsules.capsuleNew(pointer, name(kind), DESTRUCTOR);
         if (capsule.address() == 0) {
             ImportedTensor.discard(kind, pointer);
         }
@@ -76,19 +81,19 @@ final class Capsules {
      *
      * @throws IllegalArgumentException if it is not an unconsumed DLPack capsule
      */
-    static Taken take(MemorySegment capsule) {
+    public static Taken take(MemorySegment capsule) {
         for (ManagedTensorKind kind : new ManagedTensorKind[] {ManagedTensorKind.VERSIONED, ManagedTensorKind.LEGACY}) {
-            if (LibPython.capsuleIsValid(capsule, name(kind))) {
-                MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
-                if (LibPython.capsuleSetName(capsule, usedName(kind)) != 0) {
-                    LibPython.errClear();
+            if (LibPythonCapsules.capsuleIsValid(capsule, name(kind))) {
+                MemorySegment pointer = LibPythonCapsules.capsuleGetPointer(capsule, name(kind));
+                if (LibPythonCapsules.capsuleSetName(capsule, usedName(kind)) != 0) {
+                    LibPythonErrors.errClear();
                     throw new IllegalStateException("PyCapsule_SetName failed on a " + kind.structName() + " capsule");
                 }
                 return new Taken(kind, pointer, false);
             }
         }
-        MemorySegment name = LibPython.capsuleGetName(capsule);
-        LibPython.errClear(); // not a capsule at all sets TypeError
+        MemorySegment name = LibPythonCapsules.capsuleGetName(capsule);
+        LibPythonErrors.errClear(); // not a capsule at all sets TypeError
         String described = name.address() == 0 ? "no DLPack capsule" : "a capsule named '" + LibPython.string(name) + "'";
         throw new IllegalArgumentException("__dlpack__ returned " + described
                 + ", not an unconsumed 'dltensor_versioned' or 'dltensor' capsule (a used_ name means it was consumed already)");
@@ -104,13 +109,13 @@ final class Capsules {
         try {
             // This destructor is only on capsules made here, with one of these two name pointers;
             // a consumer that took the tensor renamed the capsule, so its name pointer is another.
-            long name = LibPython.ownCapsuleGetName(capsule).address();
+            long name = LibPythonCapsules.ownCapsuleGetName(capsule).address();
             ManagedTensorKind kind = name == VERSIONED.address() ? ManagedTensorKind.VERSIONED
                     : name == LEGACY.address() ? ManagedTensorKind.LEGACY : null;
             if (kind == null) {
                 return; // a used capsule: its consumer owns the tensor now
             }
-            MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name(kind));
+            MemorySegment pointer = LibPythonCapsules.capsuleGetPointer(capsule, name(kind));
             ImportedTensor.discard(kind, pointer); // no object, no lock: this is a deleter's context
             UNCONSUMED_RELEASES.incrementAndGet();
         } catch (Throwable t) {

@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -27,6 +27,15 @@ import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.plumbing.Diagnostics;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.DLPackSource;
+import org.jdlpack.python.ExportRequest;
+import org.jdlpack.python.internal.capi.EmbeddedPython;
+import org.jdlpack.python.internal.capi.LibPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.objects.PythonErrors;
+import org.jdlpack.python.internal.objects.PythonStrings;
 
 /**
  * The producer side of the DLPack 1.3 C exchange API: one {@code DLPackExchangeAPI} table (version
@@ -62,7 +71,7 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * held (a source other than a host tensor exports without it, as {@code __dlpack__} does).
  * Thread safety: stateless but for the table and a per-thread last source.
  */
-final class ExchangeApi {
+public final class ExchangeApi {
 
     private static final ThreadLocal<WeakReference<DLPackSource>> LAST_DEVICE_SOURCE = new ThreadLocal<>();
 
@@ -90,7 +99,7 @@ final class ExchangeApi {
     }
 
     private static MemorySegment stub(String name, FunctionDescriptor descriptor) {
-        return Interpreter.upcalls().stub(MethodHandles.lookup(), name, descriptor);
+        return EmbeddedPython.upcalls().stub(MethodHandles.lookup(), name, descriptor);
     }
 
     private static MemorySegment table() {
@@ -107,19 +116,19 @@ final class ExchangeApi {
     }
 
     /** Puts the capsule on the type. Needs the GIL; only downcalls. */
-    static void attach(Arena arena, MemorySegment type) {
-        MemorySegment capsule = LibPython.capsuleNew(TABLE, CAPSULE_NAME, MemorySegment.NULL); // the table outlives every capsule
-        if (capsule.address() == 0 || LibPython.objectSetAttrString(type, arena.allocateFrom(DLPackExchangeAPILayout.ATTRIBUTE),
+    public static void attach(Arena arena, MemorySegment type) {
+        MemorySegment capsule = LibPythonCapsules.capsuleNew(TABLE, CAPSULE_NAME, MemorySegment.NULL); // the table outlives every capsule
+        if (capsule.address() == 0 || LibPythonObjects.objectSetAttrString(type, arena.allocateFrom(DLPackExchangeAPILayout.ATTRIBUTE),
                 capsule) != 0) {
-            LibPython.errPrint();
+            LibPythonErrors.errPrint();
             throw new IllegalStateException("could not put the DLPack exchange API on the JavaTensor type");
         }
-        LibPython.decRef(capsule); // the type holds it
+        LibPythonObjects.decRef(capsule); // the type holds it
     }
 
     /** Sets a Python exception and returns -1; never throws. */
     private static int fail(MemorySegment type, String message) {
-        JavaTensors.raise(type, message);
+        PythonErrors.raise(type, message);
         return -1;
     }
 
@@ -130,13 +139,13 @@ final class ExchangeApi {
      */
     private static DLPackSource sourceOf(MemorySegment object, String function) {
         if (!JavaTensorType.isInstance(object)) {
-            JavaTensors.raise(LibPython.TYPE_ERROR, function + ": expected a _jdlpack.JavaTensor, got "
-                    + (object.address() == 0 ? "NULL" : "a " + PythonValues.typeName(object)));
+            PythonErrors.raise(LibPythonErrors.TYPE_ERROR, function + ": expected a _jdlpack.JavaTensor, got "
+                    + (object.address() == 0 ? "NULL" : "a " + PythonStrings.typeName(object)));
             return null;
         }
         DLPackSource source = JavaTensorType.source(JavaTensorType.fields(object));
         if (source == null) {
-            JavaTensors.raise(LibPython.BUFFER_ERROR, "the Java tensor behind this object was released");
+            PythonErrors.raise(LibPythonErrors.BUFFER_ERROR, "the Java tensor behind this object was released");
         }
         return source;
     }
@@ -155,7 +164,7 @@ final class ExchangeApi {
     private static int fromPyObject(MemorySegment object, MemorySegment out) {
         try {
             if (out.address() == 0) {
-                return fail(LibPython.VALUE_ERROR, "managed_tensor_from_py_object_no_sync: out is NULL");
+                return fail(LibPythonErrors.VALUE_ERROR, "managed_tensor_from_py_object_no_sync: out is NULL");
             }
             DLPackSource source = sourceOf(object, "managed_tensor_from_py_object_no_sync");
             if (source == null) {
@@ -178,22 +187,22 @@ final class ExchangeApi {
     private static int dltensorFromPyObject(MemorySegment object, MemorySegment out) {
         try {
             if (out.address() == 0) {
-                return fail(LibPython.VALUE_ERROR, "dltensor_from_py_object_no_sync: out is NULL");
+                return fail(LibPythonErrors.VALUE_ERROR, "dltensor_from_py_object_no_sync: out is NULL");
             }
             DLPackSource source = sourceOf(object, "dltensor_from_py_object_no_sync");
             if (source == null) {
                 return -1;
             }
             if (!(source instanceof CpuSource(OwnedHostTensor tensor))) {
-                return fail(LibPython.BUFFER_ERROR, "dltensor_from_py_object_no_sync views host tensors made with "
+                return fail(LibPythonErrors.BUFFER_ERROR, "dltensor_from_py_object_no_sync views host tensors made with "
                         + "DLPackSource.of(OwnedHostTensor) only; use managed_tensor_from_py_object_no_sync");
             }
             if (tensor.isClosed()) {
-                return fail(LibPython.BUFFER_ERROR, "the Java tensor behind this object was closed: it exports nothing more");
+                return fail(LibPythonErrors.BUFFER_ERROR, "the Java tensor behind this object was closed: it exports nothing more");
             }
             TensorLayout layout = tensor.spec().layout();
             if (layout.isReadOnly() || layout.isSubbytePadded() && layout.dtype().isSubByte()) {
-                return fail(LibPython.BUFFER_ERROR, "a DLTensor cannot say " + (layout.isReadOnly() ? "read-only" : "padded sub-byte values")
+                return fail(LibPythonErrors.BUFFER_ERROR, "a DLTensor cannot say " + (layout.isReadOnly() ? "read-only" : "padded sub-byte values")
                         + "; use managed_tensor_from_py_object_no_sync, whose flags do");
             }
             MemorySegment fields = JavaTensorType.fields(object);
@@ -219,11 +228,11 @@ final class ExchangeApi {
     private static int toPyObject(MemorySegment managed, MemorySegment out) {
         try {
             if (managed.address() == 0) {
-                return fail(LibPython.VALUE_ERROR, "managed_tensor_to_py_object_no_sync: tensor is NULL");
+                return fail(LibPythonErrors.VALUE_ERROR, "managed_tensor_to_py_object_no_sync: tensor is NULL");
             }
             if (out.address() == 0) {
                 ImportedTensor.discard(ManagedTensorKind.VERSIONED, managed); // stolen: ours to release
-                return fail(LibPython.VALUE_ERROR, "managed_tensor_to_py_object_no_sync: out_py_object is NULL");
+                return fail(LibPythonErrors.VALUE_ERROR, "managed_tensor_to_py_object_no_sync: out_py_object is NULL");
             }
             ImportedTensor imported;
             try {
@@ -231,7 +240,7 @@ final class ExchangeApi {
                 // The foreign deleter may need Python (a Python producer's): guarded, as importTensor does.
                 ForeignDeleterGuard.installOrClose(imported);
             } catch (RuntimeException e) {
-                return fail(LibPython.BUFFER_ERROR, "managed_tensor_to_py_object_no_sync: " + e.getMessage());
+                return fail(LibPythonErrors.BUFFER_ERROR, "managed_tensor_to_py_object_no_sync: " + e.getMessage());
             }
             OwnedHostTensor tensor;
             try {
@@ -241,7 +250,7 @@ final class ExchangeApi {
                         .device(imported.device()).build(), imported::close);
             } catch (RuntimeException e) {
                 imported.close();
-                return fail(LibPython.BUFFER_ERROR, "managed_tensor_to_py_object_no_sync takes host tensors only: " + e.getMessage());
+                return fail(LibPythonErrors.BUFFER_ERROR, "managed_tensor_to_py_object_no_sync takes host tensors only: " + e.getMessage());
             }
             // Registered and made without the GIL being released: an upcall pins a virtual thread,
             // so the table and ledger writes cannot move this thread off its carrier.
@@ -251,7 +260,7 @@ final class ExchangeApi {
                 instance = JavaTensorType.newInstance(id, tensor.spec().device());
             } catch (RuntimeException | OutOfMemoryError e) {
                 JavaTensors.unregister(id); // closes the tensor: the foreign deleter runs
-                return fail(LibPython.RUNTIME_ERROR, "managed_tensor_to_py_object_no_sync: " + e);
+                return fail(LibPythonErrors.RUNTIME_ERROR, "managed_tensor_to_py_object_no_sync: " + e);
             }
             LibPython.memory(out, ADDRESS.byteSize()).set(ADDRESS, 0, instance);
             return 0;
@@ -333,7 +342,7 @@ final class ExchangeApi {
     private static int currentWorkStream(int deviceType, int deviceId, MemorySegment out) {
         try {
             if (out.address() == 0) {
-                return fail(LibPython.VALUE_ERROR, "current_work_stream: out_current_stream is NULL");
+                return fail(LibPythonErrors.VALUE_ERROR, "current_work_stream: out_current_stream is NULL");
             }
             long stream = 0;
             if (deviceType != DLDeviceType.CPU.code()) {
@@ -352,7 +361,7 @@ final class ExchangeApi {
 
     private static int failQuietly(Throwable t) {
         try {
-            return fail(LibPython.RUNTIME_ERROR, t.toString());
+            return fail(LibPythonErrors.RUNTIME_ERROR, t.toString());
         } catch (Throwable ignored) {
             return -1; // nothing may leave an upcall
         }

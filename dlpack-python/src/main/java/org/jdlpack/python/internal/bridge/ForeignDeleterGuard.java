@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
@@ -13,6 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.python.internal.capi.EmbeddedPython;
+import org.jdlpack.python.internal.capi.Gil;
+import org.jdlpack.python.internal.capi.LibPython;
 
 /**
  * Keeps a Python producer's deleter from running after the interpreter is finalized.
@@ -22,7 +25,7 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * time, also after whoever embeds Python finalized it. So right after the import, the struct's
  * deleter field (ours now: the capsule was consumed) is pointed at this guard, which calls the producer's
  * deleter while Python lives, and afterwards leaks the tensor and counts it in
- * {@link PythonRuntime#leakedAfterFinalization()}, as NumPy itself does.
+ * {@code PythonRuntime.leakedAfterFinalization()}, as NumPy itself does.
  *
  * <p>Thread safety: any thread, virtual threads included; the table of original deleters is
  * concurrent. {@link #install} writes it and so runs without the GIL. The guard is an upcall from
@@ -30,10 +33,10 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * whole call, so the producer's deleter (which takes the GIL itself) starts and ends on one OS
  * thread.
  */
-final class ForeignDeleterGuard {
+public final class ForeignDeleterGuard {
 
     private static final Map<Long, Long> ORIGINAL_DELETERS = new ConcurrentHashMap<>();
-    private static final MemorySegment GUARD = Interpreter.upcalls().stub(MethodHandles.lookup(), "guard",
+    private static final MemorySegment GUARD = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), "guard",
             FunctionDescriptor.ofVoid(ADDRESS));
 
     private ForeignDeleterGuard() {
@@ -46,7 +49,7 @@ final class ForeignDeleterGuard {
      * owner's struct as it was. The tensor must not have been handed out yet: its deleter field
      * is read here and rewritten. Not under the GIL: the table write may block.
      */
-    static void installOrClose(ImportedTensor imported) {
+    public static void installOrClose(ImportedTensor imported) {
         try {
             install(imported.kind(), MemorySegment.ofAddress(imported.managedTensorAddress()));
         } catch (RuntimeException | Error e) {
@@ -66,7 +69,7 @@ final class ForeignDeleterGuard {
     }
 
     /** {@return how many guarded deleters have not run yet} */
-    static int pending() {
+    public static int pending() {
         return ORIGINAL_DELETERS.size();
     }
 

@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -17,6 +17,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.plumbing.Diagnostics;
+import org.jdlpack.python.DLPackSource;
+import org.jdlpack.python.ExportRequest;
+import org.jdlpack.python.internal.capi.EmbeddedPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonGil;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.capi.LibPythonTypes;
+import org.jdlpack.python.internal.objects.FastcallArguments;
+import org.jdlpack.python.internal.objects.PythonErrors;
 
 /**
  * The Java side of the Python {@code JavaTensor} objects ({@link JavaTensorType}): a table of the
@@ -42,7 +52,7 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  *
  * <p>Thread safety: the table is concurrent; upcalls may run on any thread.
  */
-final class JavaTensors {
+public final class JavaTensors {
 
     private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
 
@@ -52,11 +62,11 @@ final class JavaTensors {
     // From 1: PyCapsule_New refuses a NULL pointer.
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
 
-    // Made with the class, before Python runs (Interpreter initializes it): making a stub is Java
+    // Made with the class, before Python runs (the runtime initializes it): making a stub is Java
     // work that may block, which must not run under the GIL. Python keeps these pointers: the
     // name for each capsule's life, the method definition for the life of the process.
     private static final MemorySegment REGISTRATION = Arena.global().allocateFrom("jdlpack.tensor");
-    private static final MemorySegment REGISTRATION_DESTRUCTOR = Interpreter.upcalls().stub(MethodHandles.lookup(),
+    private static final MemorySegment REGISTRATION_DESTRUCTOR = EmbeddedPython.upcalls().stub(MethodHandles.lookup(),
             "registrationDestructor", FunctionDescriptor.ofVoid(ADDRESS));
     private static final MemorySegment DLPACK_DEF = methodDef("_jdlpack_dlpack", "dlpack");
 
@@ -64,7 +74,7 @@ final class JavaTensors {
     }
 
     /** {@return an id for a new Python object standing for {@code source}} */
-    static long register(DLPackSource source) {
+    public static long register(DLPackSource source) {
         long id = NEXT_ID.getAndIncrement();
         LIVE.put(id, source);
         return id;
@@ -81,7 +91,7 @@ final class JavaTensors {
     }
 
     /** Drops a registration whose capsule was never made. */
-    static void unregister(long id) {
+    public static void unregister(long id) {
         LIVE.remove(id);
         AutoCloseable owned = OWNED.remove(id);
         if (owned != null) {
@@ -94,7 +104,7 @@ final class JavaTensors {
     }
 
     /** {@return how many Java tensor objects Python holds} */
-    static int live() {
+    public static int live() {
         return LIVE.size();
     }
 
@@ -104,23 +114,23 @@ final class JavaTensors {
      * downcalls.
      */
     static MemorySegment registration(long id) {
-        MemorySegment capsule = LibPython.capsuleNew(MemorySegment.ofAddress(id), REGISTRATION, REGISTRATION_DESTRUCTOR);
+        MemorySegment capsule = LibPythonCapsules.capsuleNew(MemorySegment.ofAddress(id), REGISTRATION, REGISTRATION_DESTRUCTOR);
         if (capsule.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
         }
         return capsule;
     }
 
     /** Defines the built-in function in {@code dict}. Needs the GIL; only downcalls. */
-    static void install(MemorySegment dict) {
+    public static void install(MemorySegment dict) {
         MemorySegment name = DLPACK_DEF.get(ADDRESS, 0);
-        MemorySegment function = LibPython.cFunctionNew(DLPACK_DEF, MemorySegment.NULL);
+        MemorySegment function = LibPythonTypes.cFunctionNew(DLPACK_DEF, MemorySegment.NULL);
         if (function.address() == 0) {
-            LibPython.errPrint();
+            LibPythonErrors.errPrint();
             throw new IllegalStateException("PyCFunction_New failed for _jdlpack_dlpack");
         }
-        int rc = LibPython.dictSetItemString(dict, name, function);
-        LibPython.decRef(function);
+        int rc = LibPythonObjects.dictSetItemString(dict, name, function);
+        LibPythonObjects.decRef(function);
         if (rc != 0) {
             throw new IllegalStateException("PyDict_SetItemString failed for _jdlpack_dlpack");
         }
@@ -128,11 +138,11 @@ final class JavaTensors {
 
     /** A {@code PyMethodDef} in global memory for the upcall target {@code javaName}. */
     private static MemorySegment methodDef(String pythonName, String javaName) {
-        MemorySegment stub = Interpreter.upcalls().stub(MethodHandles.lookup(), javaName, FASTCALL);
-        MemorySegment def = Arena.global().allocate(LibPython.METHOD_DEF);
+        MemorySegment stub = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), javaName, FASTCALL);
+        MemorySegment def = Arena.global().allocate(LibPythonTypes.METHOD_DEF);
         def.set(ADDRESS, 0, Arena.global().allocateFrom(pythonName));
         def.set(ADDRESS, 8, stub);
-        def.set(JAVA_INT, 16, LibPython.METH_FASTCALL);
+        def.set(JAVA_INT, 16, LibPythonTypes.METH_FASTCALL);
         def.set(ADDRESS, 24, MemorySegment.NULL);
         return def;
     }
@@ -160,12 +170,12 @@ final class JavaTensors {
             if (copyCode < -1 || copyCode > 1) {
                 throw arguments.badValue(3, "-1 (None), 0 (False) or 1 (True)", copyCode);
             }
-            return exportCapsule(LIVE.get(id), versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, stream,
-                    copyCode < 0 ? ExportRequest.Copy.IF_NEEDED : copyCode == 1 ? ExportRequest.Copy.ALWAYS : ExportRequest.Copy.NEVER);
+            return exportCapsule(LIVE.get(id), DLPackArguments.request(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY,
+                    stream, copyCode < 0 ? ExportRequest.Copy.IF_NEEDED : copyCode == 1 ? ExportRequest.Copy.ALWAYS : ExportRequest.Copy.NEVER));
         } catch (FastcallArguments.Refused e) {
-            return raise(e.type(), e.getMessage());
+            return PythonErrors.raise(e.type(), e.getMessage());
         } catch (Throwable t) {
-            return raise(LibPython.RUNTIME_ERROR, t.toString());
+            return PythonErrors.raise(LibPythonErrors.RUNTIME_ERROR, t.toString());
         }
     }
 
@@ -186,12 +196,10 @@ final class JavaTensors {
      * ({@code PyEval_SaveThread}) while it exports and taken back ({@code PyEval_RestoreThread}, on
      * the same carrier: the upcall pins a virtual thread) to build the capsule.
      */
-    static MemorySegment exportCapsule(DLPackSource source, ManagedTensorKind kind, OptionalLong stream, ExportRequest.Copy copy) {
-        ExportRequest request = stream.isEmpty() && copy == ExportRequest.Copy.IF_NEEDED ? ExportRequest.of(kind)
-                : new ExportRequest(kind, stream, copy);
+    static MemorySegment exportCapsule(DLPackSource source, ExportRequest request) {
         if (source instanceof CpuSource cpu) {
             MemorySegment pointer = quickExport(cpu, request);
-            return pointer.address() == 0 ? pointer : Capsules.wrap(kind, pointer);
+            return pointer.address() == 0 ? pointer : Capsules.wrap(request.kind(), pointer);
         }
         ExportedTensor handed = export(source, request, false);
         return handed == null ? MemorySegment.NULL : Capsules.wrap(handed.kind(), MemorySegment.ofAddress(handed.address()));
@@ -218,9 +226,9 @@ final class JavaTensors {
         try {
             return source.exportPointer(request);
         } catch (IllegalArgumentException | UnsupportedOperationException | IllegalStateException e) {
-            return raise(LibPython.BUFFER_ERROR, e.getMessage());
+            return PythonErrors.raise(LibPythonErrors.BUFFER_ERROR, e.getMessage());
         } catch (Throwable t) {
-            return raise(LibPython.RUNTIME_ERROR, "the Java tensor's export failed: " + t);
+            return PythonErrors.raise(LibPythonErrors.RUNTIME_ERROR, "the Java tensor's export failed: " + t);
         }
     }
 
@@ -230,14 +238,14 @@ final class JavaTensors {
      */
     private static ExportedTensor export(DLPackSource source, ExportRequest request, boolean exactKind) {
         if (source == null) {
-            raise(LibPython.BUFFER_ERROR, "the Java tensor behind this object was released");
+            PythonErrors.raise(LibPythonErrors.BUFFER_ERROR, "the Java tensor behind this object was released");
             return null;
         }
         ExportedTensor handle = null;
         boolean handed = false;
         RuntimeException refused = null;
         Throwable failed = null;
-        MemorySegment thread = LibPython.saveThread();
+        MemorySegment thread = LibPythonGil.saveThread();
         try {
             handle = source.export(request);
             if (exactKind && handle.kind() != request.kind()) {
@@ -254,13 +262,13 @@ final class JavaTensors {
         if (!handed && handle != null && handle.isOwned()) {
             handle.close(); // an export that was made but cannot be handed over
         }
-        LibPython.restoreThread(thread); // the same carrier: this upcall pins a virtual thread
+        LibPythonGil.restoreThread(thread); // the same carrier: this upcall pins a virtual thread
         if (refused != null) {
-            raise(LibPython.BUFFER_ERROR, refused.getMessage());
+            PythonErrors.raise(LibPythonErrors.BUFFER_ERROR, refused.getMessage());
             return null;
         }
         if (failed != null || !handed) {
-            raise(LibPython.RUNTIME_ERROR, "the Java tensor's export failed: " + failed);
+            PythonErrors.raise(LibPythonErrors.RUNTIME_ERROR, "the Java tensor's export failed: " + failed);
             return null;
         }
         return handle;
@@ -273,22 +281,12 @@ final class JavaTensors {
     @SuppressWarnings("unused") // the upcall target
     private static void registrationDestructor(MemorySegment capsule) {
         try {
-            if (LibPython.capsuleIsValid(capsule, REGISTRATION)) { // never sets an exception
-                MemorySegment pointer = LibPython.capsuleGetPointer(capsule, REGISTRATION);
+            if (LibPythonCapsules.capsuleIsValid(capsule, REGISTRATION)) { // never sets an exception
+                MemorySegment pointer = LibPythonCapsules.capsuleGetPointer(capsule, REGISTRATION);
                 unregister(pointer.address());
             }
         } catch (Throwable t) {
             Diagnostics.report(Level.ERROR, "a JavaTensor registration's destructor failed", t);
         }
-    }
-
-    /** Sets a Python exception and returns NULL; never throws. */
-    static MemorySegment raise(MemorySegment type, String message) {
-        try (Arena arena = Arena.ofConfined()) {
-            LibPython.errSetString(type, arena.allocateFrom(message == null ? "(no message)" : message));
-        } catch (Throwable t) {
-            Diagnostics.report(Level.ERROR, "could not raise a Python exception", t);
-        }
-        return MemorySegment.NULL;
     }
 }

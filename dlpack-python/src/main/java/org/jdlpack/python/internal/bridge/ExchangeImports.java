@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -11,9 +11,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.python.internal.capi.LibPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
+import org.jdlpack.python.internal.objects.PythonError;
+import org.jdlpack.python.internal.objects.PythonErrors;
 
 /**
- * The consumer side of the DLPack 1.3 C exchange API, for {@link PythonRuntime#importTensor}: the
+ * The consumer side of the DLPack 1.3 C exchange API, for {@code PythonRuntime.importTensor}: the
  * table found on an object's type, or none, remembered per type.
  *
  * <p>A type's table is the capsule named {@code "dlpack_exchange_api"} in its attribute
@@ -33,17 +39,17 @@ import org.jdlpack.abi.ManagedTensorKind;
  * <p>Every method needs the GIL and makes only downcalls and non-blocking Java. Thread safety:
  * the cache is immutable arrays published through a volatile field; the GIL serialises writers.
  */
-final class ExchangeImports {
+public final class ExchangeImports {
 
     /** The system property that turns the exchange API off for imports. */
-    static final String PROPERTY = "org.jdlpack.python.exchangeApi";
+    public static final String PROPERTY = "org.jdlpack.python.exchangeApi";
     static final int CACHE_SIZE = 32;
     /** How far along {@code prev_api} a table of major version 1 is looked for. */
     private static final int CHAIN_LIMIT = 8;
 
     /** Imports that went through a type's exchange API, and those that fell back to {@code __dlpack__}. */
-    static final AtomicLong TAKEN = new AtomicLong();
-    static final AtomicLong FELL_BACK = new AtomicLong();
+    public static final AtomicLong TAKEN = new AtomicLong();
+    public static final AtomicLong FELL_BACK = new AtomicLong();
 
     private static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty(PROPERTY));
     /** {@code DLManagedTensorVersioned.dl_tensor.device.device_type}. */
@@ -71,15 +77,15 @@ final class ExchangeImports {
         if (!ENABLED) {
             return MemorySegment.NULL;
         }
-        MemorySegment type = LibPython.objectType(object);
+        MemorySegment type = LibPythonObjects.objectType(object);
         if (type.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
             return MemorySegment.NULL;
         }
         long[] seen = types;
         for (int i = 0; i < seen.length; i++) {
             if (seen[i] == type.address()) {
-                LibPython.decRef(type);
+                LibPythonObjects.decRef(type);
                 return MemorySegment.ofAddress(functions[i]);
             }
         }
@@ -93,30 +99,30 @@ final class ExchangeImports {
             functions = moreFunctions; // written before the types, read after them
             types = moreTypes;
         } else {
-            LibPython.decRef(type);
+            LibPythonObjects.decRef(type);
         }
         return MemorySegment.ofAddress(function);
     }
 
     /** {@return the usable {@code managed_tensor_from_py_object_no_sync} of a type's table, or 0} */
     private static long lookUp(MemorySegment type) {
-        MemorySegment capsule = LibPython.objectGetAttrString(type, ATTRIBUTE);
+        MemorySegment capsule = LibPythonObjects.objectGetAttrString(type, ATTRIBUTE);
         if (capsule.address() == 0) {
-            LibPython.errClear(); // AttributeError: no table
+            LibPythonErrors.errClear(); // AttributeError: no table
             return 0;
         }
         try {
-            if (!LibPython.capsuleIsValid(capsule, CAPSULE_NAME)) {
+            if (!LibPythonCapsules.capsuleIsValid(capsule, CAPSULE_NAME)) {
                 return 0; // not a capsule of that name (an int, as early drafts had it)
             }
-            MemorySegment table = LibPython.capsuleGetPointer(capsule, CAPSULE_NAME);
+            MemorySegment table = LibPythonCapsules.capsuleGetPointer(capsule, CAPSULE_NAME);
             if (table.address() == 0) {
-                LibPython.errClear();
+                LibPythonErrors.errClear();
                 return 0;
             }
             return usableFunction(table);
         } finally {
-            LibPython.decRef(capsule);
+            LibPythonObjects.decRef(capsule);
         }
     }
 
@@ -150,9 +156,9 @@ final class ExchangeImports {
      * <p>A tensor from this module's own type (a Java tensor) has jdlpack's deleter, which needs
      * no Python: it is marked so, and is not guarded against a finalized interpreter.
      *
-     * @throws PythonException with the producer's Python exception, if it failed
+     * @throws PythonError with the producer's Python exception, if it failed
      */
-    static Capsules.Taken tryTake(Arena arena, MemorySegment object) {
+    public static Capsules.Taken tryTake(Arena arena, MemorySegment object) {
         MemorySegment function = fromPyObjectOf(object);
         if (function.address() != 0) {
             MemorySegment pointer = take(arena, function, object);
@@ -170,7 +176,7 @@ final class ExchangeImports {
      * Calls {@code managed_tensor_from_py_object_no_sync(object, &out)}: {@return the owned
      * {@code DLManagedTensorVersioned*}}
      *
-     * @throws PythonException       with the producer's Python exception, if it returned -1, or
+     * @throws PythonError          with the producer's Python exception, if it returned -1, or
      *                               returned 0 and left an exception set (the tensor given back)
      * @throws IllegalStateException if it returned 0 and no tensor
      */
@@ -180,17 +186,17 @@ final class ExchangeImports {
         MemorySegment pointer = out.get(ADDRESS, 0);
         if (rc != 0) {
             // A failure: whatever out holds is not ours (the header says NULL), so it is left alone.
-            throw PythonValues.pending("the producer's managed_tensor_from_py_object_no_sync returned " + rc);
+            throw PythonErrors.pending("the producer's managed_tensor_from_py_object_no_sync returned " + rc);
         }
         if (pointer.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
             throw new IllegalStateException("the producer's managed_tensor_from_py_object_no_sync returned 0 and no tensor");
         }
-        if (LibPython.errOccurred()) {
+        if (LibPythonErrors.errOccurred()) {
             // Success with an exception set breaks the C API's contract; left set, it would surface
             // in the next, unrelated call. The exception is taken first, so that the producer's
             // deleter runs with none pending.
-            PythonException failure = PythonValues.pending("the producer's managed_tensor_from_py_object_no_sync returned 0 with "
+            PythonError failure = PythonErrors.pending("the producer's managed_tensor_from_py_object_no_sync returned 0 with "
                     + "a Python exception set; the tensor was given back (its deleter called once)");
             ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer);
             throw failure;

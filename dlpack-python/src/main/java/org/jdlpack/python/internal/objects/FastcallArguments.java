@@ -1,9 +1,14 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.objects;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.MemorySegment;
 import java.util.OptionalLong;
+
+import org.jdlpack.python.internal.capi.LibPython;
+import org.jdlpack.python.internal.capi.LibPythonCapsules;
+import org.jdlpack.python.internal.capi.LibPythonErrors;
+import org.jdlpack.python.internal.capi.LibPythonObjects;
 
 /**
  * The positional arguments of a {@code METH_FASTCALL} built-in whose C function is an upcall,
@@ -13,10 +18,10 @@ import java.util.OptionalLong;
  *
  * <p>Needs the GIL (the upcall's). Thread safety: confined to the upcall that made it.
  */
-final class FastcallArguments {
+public final class FastcallArguments {
 
     /** A refused argument: the Python exception type to raise and its message. */
-    static final class Refused extends Exception {
+    public static final class Refused extends Exception {
 
         private static final long serialVersionUID = 1L;
 
@@ -28,7 +33,7 @@ final class FastcallArguments {
         }
 
         /** {@return the Python exception type, a {@code PyExc_...} object} */
-        MemorySegment type() {
+        public MemorySegment type() {
             return type;
         }
     }
@@ -46,18 +51,18 @@ final class FastcallArguments {
      * @param names    the arguments' names, one per expected argument
      * @throws Refused (TypeError) if {@code nargs} is not {@code names.length}
      */
-    FastcallArguments(String function, MemorySegment args, long nargs, String... names) throws Refused {
+    public FastcallArguments(String function, MemorySegment args, long nargs, String... names) throws Refused {
         this.function = function;
         this.names = names;
         if (nargs != names.length) {
-            throw new Refused(LibPython.TYPE_ERROR, function + "() takes " + names.length + " arguments (" + String.join(", ", names)
+            throw new Refused(LibPythonErrors.TYPE_ERROR, function + "() takes " + names.length + " arguments (" + String.join(", ", names)
                     + "), not " + nargs);
         }
         this.args = LibPython.memory(args, nargs * ADDRESS.byteSize());
     }
 
     /** {@return argument {@code index}, borrowed} */
-    MemorySegment object(int index) {
+    public MemorySegment object(int index) {
         return args.getAtIndex(ADDRESS, index);
     }
 
@@ -66,14 +71,14 @@ final class FastcallArguments {
      *
      * @throws Refused (TypeError) if it is not such a capsule
      */
-    MemorySegment capsule(int index, MemorySegment name, String described) throws Refused {
+    public MemorySegment capsule(int index, MemorySegment name, String described) throws Refused {
         MemorySegment capsule = object(index);
-        if (!LibPython.capsuleIsValid(capsule, name)) { // never sets an exception
+        if (!LibPythonCapsules.capsuleIsValid(capsule, name)) { // never sets an exception
             throw wrongType(index, described);
         }
-        MemorySegment pointer = LibPython.capsuleGetPointer(capsule, name);
+        MemorySegment pointer = LibPythonCapsules.capsuleGetPointer(capsule, name);
         if (pointer.address() == 0) {
-            LibPython.errClear();
+            LibPythonErrors.errClear();
             throw wrongType(index, described);
         }
         return pointer;
@@ -84,7 +89,7 @@ final class FastcallArguments {
      *
      * @throws Refused (TypeError) otherwise
      */
-    boolean bool(int index) throws Refused {
+    public boolean bool(int index) throws Refused {
         MemorySegment value = object(index);
         if (value.equals(LibPython.TRUE)) {
             return true;
@@ -101,7 +106,7 @@ final class FastcallArguments {
      * @throws Refused (TypeError) if it is neither None nor an int, (OverflowError) if it does not
      *                 fit in 64 bits
      */
-    OptionalLong optionalLong(int index) throws Refused {
+    public OptionalLong optionalLong(int index) throws Refused {
         return object(index).equals(LibPython.NONE) ? OptionalLong.empty() : OptionalLong.of(toLong(index, "None or an int"));
     }
 
@@ -110,22 +115,22 @@ final class FastcallArguments {
      *
      * @throws Refused (TypeError) if it is not an int, (OverflowError) if it does not fit in 64 bits
      */
-    long longValue(int index) throws Refused {
+    public long longValue(int index) throws Refused {
         return toLong(index, "an int");
     }
 
     /** {@return a ValueError for argument {@code index}: it must be {@code expected}} */
-    Refused badValue(int index, String expected, long actual) {
-        return new Refused(LibPython.VALUE_ERROR, describe(index) + " must be " + expected + ", not " + actual);
+    public Refused badValue(int index, String expected, long actual) {
+        return new Refused(LibPythonErrors.VALUE_ERROR, describe(index) + " must be " + expected + ", not " + actual);
     }
 
     private long toLong(int index, String expected) throws Refused {
-        long value = LibPython.longAsLong(object(index));
-        if (value == -1 && LibPython.errOccurred()) {
-            boolean overflow = LibPython.errExceptionMatches(LibPython.OVERFLOW_ERROR);
-            LibPython.errClear();
+        long value = LibPythonObjects.longAsLong(object(index));
+        if (value == -1 && LibPythonErrors.errOccurred()) {
+            boolean overflow = LibPythonErrors.errExceptionMatches(LibPythonErrors.OVERFLOW_ERROR);
+            LibPythonErrors.errClear();
             if (overflow) {
-                throw new Refused(LibPython.OVERFLOW_ERROR, describe(index) + " does not fit in a signed 64-bit integer");
+                throw new Refused(LibPythonErrors.OVERFLOW_ERROR, describe(index) + " does not fit in a signed 64-bit integer");
             }
             throw wrongType(index, expected);
         }
@@ -135,11 +140,11 @@ final class FastcallArguments {
     private Refused wrongType(int index, String expected) {
         String type;
         try {
-            type = PythonValues.typeName(object(index));
+            type = PythonStrings.typeName(object(index));
         } catch (RuntimeException e) {
             type = "?";
         }
-        return new Refused(LibPython.TYPE_ERROR, describe(index) + " must be " + expected + ", not " + type);
+        return new Refused(LibPythonErrors.TYPE_ERROR, describe(index) + " must be " + expected + ", not " + type);
     }
 
     private String describe(int index) {

@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.bridge;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -7,11 +7,13 @@ import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.DLPackSource;
+import org.jdlpack.python.ExportRequest;
 
 /** {@link DLPackSource#of(OwnedHostTensor)}: a host tensor, exported without a copy unless asked for one. */
-record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
+public record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
 
-    CpuSource {
+    public CpuSource {
         Objects.requireNonNull(tensor, "tensor");
     }
 

@@ -1,4 +1,4 @@
-package org.jdlpack.python;
+package org.jdlpack.python.internal.capi;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
@@ -17,7 +17,7 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  * the first carrier runs Python under the first one's thread state: a Fatal Python error. So a
  * {@link Body} makes only downcalls and non-blocking Java (reads, allocation, exceptions): no
  * locks, no ledger registration, no logging, no writes to concurrent maps, no user code. Whatever
- * needs those (wrapping a result in a {@link PythonObject}, a registration, a deleter guard)
+ * needs those (wrapping a result in a {@code PythonObject}, a registration, a deleter guard)
  * happens after {@code call} returns, and drops the reference again under the GIL if it fails.
  * Java code in an upcall that Python makes inside a body is different: the native frames below it
  * pin the virtual thread to its carrier, so it cannot migrate there.
@@ -28,16 +28,16 @@ import org.jdlpack.abi.plumbing.Diagnostics;
  *
  * <p>Thread safety: every method may be called from any thread.
  */
-final class Gil {
+public final class Gil {
 
     /** Python references and foreign deleters skipped because the interpreter was finalized. */
-    static final AtomicLong LEAKED_AFTER_FINALIZATION = new AtomicLong();
+    public static final AtomicLong LEAKED_AFTER_FINALIZATION = new AtomicLong();
 
     /**
      * A body run with the GIL held and a confined arena for its C strings: downcalls and
      * non-blocking Java only (see the class comment).
      */
-    interface Body<T> {
+    public interface Body<T> {
         T run(Arena arena);
     }
 
@@ -45,9 +45,9 @@ final class Gil {
     }
 
     /** {@return whether Python may be called: initialized and not finalized} Never throws. */
-    static boolean pythonAlive() {
+    public static boolean pythonAlive() {
         try {
-            return LibPython.isInitialized();
+            return LibPythonGil.isInitialized();
         } catch (RuntimeException e) {
             return false;
         }
@@ -58,15 +58,15 @@ final class Gil {
      *
      * @throws IllegalStateException if the interpreter was finalized
      */
-    static <T> T call(Body<T> body) {
+    public static <T> T call(Body<T> body) {
         if (!pythonAlive()) {
             throw new IllegalStateException("the embedded Python interpreter has been finalized");
         }
-        int state = LibPython.gilEnsure();
+        int state = LibPythonGil.gilEnsure();
         try (Arena arena = Arena.ofConfined()) {
             return body.run(arena);
         } finally {
-            LibPython.gilRelease(state);
+            LibPythonGil.gilRelease(state);
         }
     }
 
@@ -74,7 +74,7 @@ final class Gil {
      * Runs a cleanup with the GIL held, or leaks and counts it when the interpreter is gone.
      * Never throws.
      */
-    static void cleanup(Body<?> body) {
+    public static void cleanup(Body<?> body) {
         if (!pythonAlive()) {
             LEAKED_AFTER_FINALIZATION.incrementAndGet();
             return;
