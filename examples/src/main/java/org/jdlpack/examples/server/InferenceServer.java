@@ -110,16 +110,17 @@ public final class InferenceServer implements AutoCloseable {
                 respond(exchange, 405, "POST a body of float32 rows; see GET /stats for counts");
                 return;
             }
-            int rows;
+            RequestShape shape;
+            boolean copying;
             try {
-                rows = rows(exchange);
+                shape = RequestShape.of(exchange.getRequestHeaders());
+                copying = route(exchange.getRequestURI().getRawQuery());
             } catch (Classifier.BadRequestException e) {
                 drain(exchange.getRequestBody());
                 respond(exchange, 400, e.getMessage());
                 return;
             }
-            String query = exchange.getRequestURI().getQuery();
-            boolean copying = query != null && query.contains("route=copy");
+            int rows = shape.rows();
             Classifier.Failure failure = Classifier.Failure.NONE;
             String inject = exchange.getRequestHeaders().getFirst("X-Inject-Failure");
             if (failureInjection && inject != null) {
@@ -127,8 +128,8 @@ public final class InferenceServer implements AutoCloseable {
             }
             Classifier.Answer answer;
             try {
-                answer = copying ? classifier.copying(readBytes(exchange.getRequestBody(), rows), rows, failure)
-                        : classifier.zeroCopy(readBody(exchange.getRequestBody(), rows), failure);
+                answer = copying ? classifier.copying(readBytes(exchange.getRequestBody(), shape), rows, failure)
+                        : classifier.zeroCopy(readBody(exchange.getRequestBody(), shape), failure);
             } catch (Classifier.BadRequestException e) {
                 respond(exchange, 400, e.getMessage());
                 return;
@@ -168,38 +169,20 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** Checks X-Shape against the body's length before reading a byte of it. */
-    private static int rows(HttpExchange exchange) {
-        String shape = exchange.getRequestHeaders().getFirst("X-Shape");
-        if (shape == null) {
-            throw new Classifier.BadRequestException("the X-Shape header is missing: send X-Shape: ROWS," + Classifier.FEATURES);
+    /** {@return whether the query asks for the copying route} Any query but none, {@code route=zero-copy} and {@code route=copy} is refused. */
+    private static boolean route(String query) {
+        if (query == null || query.isEmpty() || query.equals("route=zero-copy")) {
+            return false;
         }
-        String[] parts = shape.split(",");
-        int rows;
-        try {
-            if (parts.length != 2 || Integer.parseInt(parts[1].strip()) != Classifier.FEATURES) {
-                throw new Classifier.BadRequestException("X-Shape is " + shape + "; the model takes rows of " + Classifier.FEATURES
-                        + " float32: send X-Shape: ROWS," + Classifier.FEATURES);
-            }
-            rows = Integer.parseInt(parts[0].strip());
-        } catch (NumberFormatException e) {
-            throw new Classifier.BadRequestException("X-Shape is " + shape + ", not two integers");
+        if (query.equals("route=copy")) {
+            return true;
         }
-        if (rows <= 0 || rows > MAX_ROWS) {
-            throw new Classifier.BadRequestException("X-Shape asks for " + rows + " rows; send 1 to " + MAX_ROWS);
-        }
-        String length = exchange.getRequestHeaders().getFirst("Content-Length");
-        long expected = (long) rows * Classifier.FEATURES * 4;
-        if (length == null || !length.strip().equals(Long.toString(expected))) {
-            throw new Classifier.BadRequestException("the body holds " + (length == null ? "an unknown number of" : length.strip())
-                    + " bytes; X-Shape " + shape + " needs " + expected + " (little-endian float32)");
-        }
-        return rows;
+        throw new Classifier.BadRequestException("unknown query " + query + ": send none (the zero-copy route) or route=copy");
     }
 
     /** Reads the body into a pooled native tensor, through a reused heap chunk (the socket stream's one copy). */
-    private OwnedHostTensor readBody(InputStream in, int rows) throws IOException {
-        OwnedHostTensor body = pool.tensor(DLDataType.FLOAT32, rows, Classifier.FEATURES);
+    private OwnedHostTensor readBody(InputStream in, RequestShape shape) throws IOException {
+        OwnedHostTensor body = pool.tensor(DLDataType.FLOAT32, shape.rows(), Classifier.FEATURES);
         byte[] chunk = pool.chunk();
         try {
             MemorySegment target = body.host().segment();
@@ -207,11 +190,12 @@ public final class InferenceServer implements AutoCloseable {
             while (filled < target.byteSize()) {
                 int n = in.read(chunk, 0, (int) Math.min(chunk.length, target.byteSize() - filled));
                 if (n < 0) {
-                    throw new IOException("the body ended after " + filled + " bytes");
+                    throw shortBody(shape, filled);
                 }
                 MemorySegment.copy(chunk, 0, target, ValueLayout.JAVA_BYTE, filled, n);
                 filled += n;
             }
+            refuseMore(in, shape);
             return body;
         } catch (IOException | RuntimeException e) {
             body.close();
@@ -222,13 +206,35 @@ public final class InferenceServer implements AutoCloseable {
     }
 
     /** The copying route's read: the body as a new byte array, as code without native memory would read it. */
-    private static byte[] readBytes(InputStream in, int rows) throws IOException {
-        int expected = rows * Classifier.FEATURES * 4;
+    private static byte[] readBytes(InputStream in, RequestShape shape) throws IOException {
+        int expected = (int) shape.bodyBytes();
         byte[] body = in.readNBytes(expected);
         if (body.length != expected) {
-            throw new IOException("the body ended after " + body.length + " bytes");
+            throw shortBody(shape, body.length);
         }
+        refuseMore(in, shape);
         return body;
+    }
+
+    /**
+     * A body that ended early: a chunked one ended where its sender said, and is answered 400; one
+     * of a declared length ended because the client went away (an IOException: nobody to answer).
+     */
+    private static IOException shortBody(RequestShape shape, long filled) {
+        String message = "the body ended after " + filled + " bytes; X-Shape " + shape.rows() + "," + Classifier.FEATURES + " needs "
+                + shape.bodyBytes() + " (little-endian float32)";
+        if (shape.chunked()) {
+            throw new Classifier.BadRequestException(message);
+        }
+        return new IOException(message);
+    }
+
+    /** A chunked body must end where the shape says; a longer one is refused (and not read on: the connection closes). */
+    private static void refuseMore(InputStream in, RequestShape shape) throws IOException {
+        if (shape.chunked() && in.read() >= 0) {
+            throw new Classifier.BadRequestException("the chunked body holds more than the " + shape.bodyBytes() + " bytes X-Shape "
+                    + shape.rows() + "," + Classifier.FEATURES + " needs");
+        }
     }
 
     private static void drain(InputStream in) throws IOException {

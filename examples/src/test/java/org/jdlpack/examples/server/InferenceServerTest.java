@@ -38,12 +38,7 @@ class InferenceServerTest {
     @Test
     @Timeout(60)
     void servesConcurrentRequestsAndAnswersBadOnesWithoutLeaking() throws Exception {
-        try {
-            PythonRuntime.get().exec("import numpy");
-        } catch (PythonUnavailableException | PythonException e) {
-            throw PeerRequirement.missing("NumPy", "the server's pre- and post-processing run in NumPy: " + e.getMessage().lines()
-                    .findFirst().orElse(""));
-        }
+        requireNumPy();
         try (InferenceServer server = InferenceServer.start(0, true);
              HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
              ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -80,7 +75,7 @@ class InferenceServerTest {
             float[] nan = new float[2 * F];
             nan[F + 3] = Float.NaN;
             assertThat(answer(client, post(classify, "2," + F, one))).startsWith("400 the body holds 64 bytes");
-            assertThat(answer(client, post(classify, "1,8", one))).startsWith("400 X-Shape is 1,8");
+            assertThat(answer(client, post(classify, "1,8", one))).startsWith("400 X-Shape is '1,8'");
             assertThat(answer(client, post(classify, null, one))).startsWith("400 the X-Shape header is missing");
             assertThat(answer(client, post(classify, "0," + F, new byte[0]))).startsWith("400 X-Shape asks for 0 rows");
             assertThat(answer(client, post(classify, "2," + F, bytes(nan)))).isEqualTo("400 row 1 holds NaN or infinity");
@@ -99,6 +94,64 @@ class InferenceServerTest {
             checkAnswer(new float[F], 1, after.body());
             assertThat(DLPackStats.liveExports()).as(server.stats()).isZero();
             assertThat(DLPackStats.ownedManagedTensors()).as(server.stats()).isZero();
+        }
+    }
+
+    /**
+     * Malformed X-Shape headers, a second X-Shape, an unknown route and chunked bodies, sent byte for
+     * byte on a socket (the JDK's client refuses to send some of them): each is answered 400 but
+     * the chunked body of the right length, which is served. Whitespace (and a NUL) around the
+     * whole value is not part of it in HTTP, and the JDK's server strips it: those are served too.
+     */
+    @Test
+    @Timeout(60)
+    void refusesMalformedShapesAndRoutesAndReadsChunkedBodies() throws Exception {
+        requireNumPy();
+        try (InferenceServer server = InferenceServer.start(0, false)) {
+            String body = "x".repeat(64);
+            String length = "\r\nContent-Length: 64\r\n";
+            for (String shape : List.of("1,16,", "1 ,16", "1, 16", "1\t,16", "+1,16", "01,16", "1,016", "-1,16", "1,\u000016",
+                    "1;16", "1,16,1", "4294967297,16", "")) {
+                assertThat(raw(server, "/classify", "X-Shape: " + shape + length, body)).as(shape).startsWith("400 ");
+            }
+            assertThat(raw(server, "/classify", "X-Shape: 1,16\r\nX-Shape: 1,16" + length, body))
+                    .startsWith("400 X-Shape is sent 2 times");
+            assertThat(raw(server, "/classify?route=nope", "X-Shape: 1,16" + length, body)).startsWith("400 unknown query route=nope");
+            assertThat(raw(server, "/classify?route=copy&x", "X-Shape: 1,16" + length, body)).startsWith("400 unknown query");
+            // What HTTP defines as the value 1,16.
+            for (String padded : List.of("X-Shape:  1,16 ", "X-Shape:\t1,16\t", "X-Shape: 1,16\u0000")) {
+                assertThat(raw(server, "/classify", padded + length, body)).as(padded).startsWith("200 ");
+            }
+            // Chunked: read up to what the shape needs; refused if it ends early or holds more.
+            String chunked = "X-Shape: 1,16\r\nTransfer-Encoding: chunked\r\n";
+            String half = body.substring(32);
+            assertThat(raw(server, "/classify", chunked, "20\r\n" + half + "\r\n20\r\n" + half + "\r\n0\r\n\r\n")).startsWith("200 ");
+            assertThat(raw(server, "/classify", chunked, "20\r\n" + half + "\r\n0\r\n\r\n"))
+                    .startsWith("400 the body ended after 32 bytes");
+            assertThat(raw(server, "/classify", chunked, "41\r\n" + body + "y\r\n0\r\n\r\n"))
+                    .startsWith("400 the chunked body holds more than the 64 bytes");
+            assertThat(server.serverErrors()).isZero();
+        }
+    }
+
+    /** Sends one request as raw bytes and returns the status code and body of the answer. */
+    private static String raw(InferenceServer server, String path, String headers, String body) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(30_000);
+            String request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers + "\r\n" + body;
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+            int status = answer.indexOf(' ') + 1;
+            return answer.substring(status, status + 3) + " " + answer.substring(answer.indexOf("\r\n\r\n") + 4).strip();
+        }
+    }
+
+    private static void requireNumPy() {
+        try {
+            PythonRuntime.get().exec("import numpy");
+        } catch (PythonUnavailableException | PythonException e) {
+            throw PeerRequirement.missing("NumPy", "the server's pre- and post-processing run in NumPy: " + e.getMessage().lines()
+                    .findFirst().orElse(""));
         }
     }
 
