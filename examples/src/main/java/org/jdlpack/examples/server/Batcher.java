@@ -16,9 +16,10 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * those rows ({@link Member#rows()}) and {@link Member#arrive arrives}; the first member to wait
  * for the answer runs the batch once it is sealed. A batch is sealed, and stops taking members,
  * when a run slot is free and one of: it is full ({@code maxRows}, or the next request did not
- * fit), {@code maxWait} has passed since it was made, or every member has its body in (nobody is
- * known to be coming, so waiting would only add latency: at one connection a batch is one request
- * and waits for nothing). Members still reading when it is sealed get {@code readGrace} more;
+ * fit), {@code maxWait} has passed since it was made, or every member has its body in and no batch
+ * is running (an idle server: nobody is known to be coming, so waiting would only add latency; at
+ * one connection a batch is one request and waits for nothing). Under load, then, a batch takes
+ * whoever comes within {@code maxWait}, while the batches before it run. Members still reading when it is sealed get {@code readGrace} more;
  * then the batch runs without them, and they are answered 408 (their rows ran half-read).
  *
  * <p>A request larger than {@code maxRows} gets a batch of its own. The batch's tensors are
@@ -48,6 +49,10 @@ final class Batcher {
     private int running; // batches in their pipeline, guarded by lock
     private long batches; // guarded by lock
     private long batchedRequests; // guarded by lock
+    // Where batches spend their time, for the stats line: forming (made to sealed), waiting for late bodies, running.
+    private long formingNanos; // guarded by lock
+    private long graceNanos; // guarded by lock
+    private long runNanos; // guarded by lock
 
     Batcher(HostTensorPool pool, Pipeline pipeline, int maxRows, long maxWaitNanos, long readGraceNanos, int slots) {
         this.pool = pool;
@@ -164,7 +169,9 @@ final class Batcher {
             batch.running = true; // this member leads: no other member tries
             while (true) {
                 long waited = System.nanoTime() - batch.created;
-                boolean ready = batch.full || batch.arrived == batch.members.size() || waited >= maxWaitNanos;
+                // Every member in and nothing running: nobody is known to be coming, so waiting would only add latency.
+                boolean idle = batch.arrived == batch.members.size() && running == 0;
+                boolean ready = batch.full || idle || waited >= maxWaitNanos;
                 if (ready && running < slots) {
                     break;
                 }
@@ -179,6 +186,8 @@ final class Batcher {
                     }
                 }
             }
+            long sealed = System.nanoTime();
+            formingNanos += sealed - batch.created;
             seal(batch);
             running++;
             long graceEnd = System.nanoTime() + readGraceNanos;
@@ -190,6 +199,8 @@ final class Batcher {
             }
             batches++;
             batchedRequests += batch.members.size();
+            long ran = System.nanoTime();
+            graceNanos += ran - sealed;
             lock.unlock();
             try {
                 pipeline.run(batch);
@@ -200,6 +211,7 @@ final class Batcher {
                 throw e;
             } finally {
                 lock.lock();
+                runNanos += System.nanoTime() - ran;
                 running--;
                 batch.done = true;
                 batch.changed.signalAll();
@@ -281,7 +293,8 @@ final class Batcher {
     String stats() {
         lock.lock();
         try {
-            return "batches=" + batches + " batchedRequests=" + batchedRequests + " formingRows=" + (forming == null ? 0 : forming.rows);
+            return "batches=" + batches + " batchedRequests=" + batchedRequests + " formingRows=" + (forming == null ? 0 : forming.rows)
+                    + " batchFormingNanos=" + formingNanos + " batchGraceNanos=" + graceNanos + " batchRunNanos=" + runNanos;
         } finally {
             lock.unlock();
         }

@@ -95,7 +95,7 @@ class InferenceServerTest {
                 java.net.Socket slow = new java.net.Socket("127.0.0.1", server.port());
                 try {
                     OutputStream out = slow.getOutputStream();
-                    out.write(("POST /classify?route=numpy HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Shape: 2," + F
+                    out.write(("POST /classify?route=numpy HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Shape: 2," + F
                             + "\r\nContent-Length: " + first.length + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
                     out.write(first, 0, F * 4); // one row of two: the request has joined and is reading
                     out.flush();
@@ -108,7 +108,7 @@ class InferenceServerTest {
                     } else {
                         out.write(first, F * 4, F * 4);
                         out.flush();
-                        String answer = new String(slow.getInputStream().readNBytes(200), java.nio.charset.StandardCharsets.ISO_8859_1);
+                        String answer = new String(slow.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
                         assertThat(answer).startsWith("HTTP/1.1 400").contains("row 1 holds NaN or infinity");
                     }
                     HttpResponse<byte[]> response = other.get();
