@@ -202,6 +202,40 @@ public final class OwnedHostTensor implements AutoCloseable {
         return host;
     }
 
+    /**
+     * Rows {@code from} (inclusive) to {@code to} (exclusive) of dimension 0 as a tensor of their
+     * own over the same memory: exportable and closable on its own, without a copy. It holds a
+     * reference on this tensor's memory until it is closed and its own exports are deleted, so
+     * either may be closed first. For handing one request's rows of a batch to a consumer:
+     * {@snippet :
+     * try (OwnedHostTensor batch = pool.take(DLDataType.FLOAT32, 64, 16);
+     *      OwnedHostTensor mine = batch.rows(8, 12)) {             // [4, 16], batch rows 8 to 11
+     *     nativeLibrary.consume(mine.export().consume());          // data points at batch row 8
+     * }
+     * }
+     * Its reference is an export of this tensor kept unconsumed (counted in
+     * {@link org.jdlpack.abi.DLPackStats#liveExports()} while the slice lives): a native allocation,
+     * so for reading or writing rows from Java take {@link HostTensorView#rows} instead.
+     *
+     * @param from the first row
+     * @param to   one past the last row
+     * @return the rows, holding the Java side's reference; close it
+     * @throws IllegalArgumentException  as {@link HostTensorView#rows}
+     * @throws IndexOutOfBoundsException if {@code from} or {@code to} is out of range
+     * @throws IllegalStateException     if this tensor was closed
+     */
+    public OwnedHostTensor rows(long from, long to) {
+        TensorLayout rows = host.rows(from, to).layout();
+        TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
+        ExportedTensor hold = owner.export(spec); // this tensor's memory, for as long as the slice or its exports live
+        try {
+            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close));
+        } catch (RuntimeException | Error e) {
+            hold.close();
+            throw e;
+        }
+    }
+
     /** {@return the spec: the memory and layout this tensor exports} */
     public TensorSpec spec() {
         return spec;

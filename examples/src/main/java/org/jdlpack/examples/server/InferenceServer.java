@@ -1,16 +1,17 @@
 package org.jdlpack.examples.server;
 
+import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import ai.onnxruntime.OrtException;
@@ -18,45 +19,69 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.cpu.HostTensorPool;
+import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.TensorStreams;
 
 /**
  * A small inference service on virtual threads: the JDK's {@link HttpServer} with a
- * virtual-thread-per-request executor, serving {@code scorer.onnx} through {@link Classifier}.
+ * virtual-thread-per-request executor, serving {@code scorer.onnx} ({@link Classifier}) two ways.
  *
  * <pre>
- * POST /classify[?route=copy]      X-Shape: ROWS,16    body: ROWS*16 float32, little-endian
+ * POST /classify                    X-Shape: ROWS,16    body: ROWS*16 float32, little-endian
+ *   the default route, all Java ({@link JavaClassifier}): the body read into a pooled native
+ *   tensor, normalized and checked there, ONNX Runtime reading it in place, softmax and top-2 in Java
+ * POST /classify?route=numpy        the same request and answer; NumPy's pre- and post-processing,
+ *   requests batched ({@link Batcher}, {@link NumPyClassifier}): one ONNX Runtime run and two Python
+ *   calls per batch
  *   200  X-Shape: ROWS,2   body: ROWS*2 int32 classes, then ROWS*2 float32 probabilities (top 2 per row)
- *   400  wrong or missing X-Shape, a body of another length, empty, NaN or infinity
+ *   400  a wrong, repeated or missing X-Shape, a body of another length, NaN or infinity, another query
+ *   408  (numpy route) the body came too slowly: its batch ran without it
  *   500  ONNX Runtime or the Python step failed (the message names the step)
+ *   503  (numpy route) no Python with NumPy here, or the server is stopping
  * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
- *                                  Runtime, jdlpack's DLPackStats, one line
+ *                                   Runtime, batches, jdlpack's DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
  * {@code -Dserver.port=N}), then
  * {@code curl -s -H 'X-Shape: 1,16' --data-binary @row.bin localhost:8080/classify -o answer.bin} (see
  * docs/onnxruntime.md for making {@code row.bin} and reading the answer).
+ *
+ * <p>Thread safety: one instance; each request on its own virtual thread.
  */
 public final class InferenceServer implements AutoCloseable {
 
     /** The most rows one request may carry: 4 MiB of float32 rows is 65,536; this allows four times that. */
     static final int MAX_ROWS = 1 << 18;
+    /** A batch's input: 8,192 rows (512 KiB), 128 requests of 64 rows; a larger request is a batch of its own. */
+    static final int MAX_BATCH_ROWS = 8192;
+    static final long BATCH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private final long batchWaitNanos;
+    static final long READ_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final HttpServer http;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-    private final BufferPool pool;
-    private final Classifier classifier;
+    private final HostTensorPool pool = HostTensorPool.create(256L << 20);
+    private final Chunks chunks = new Chunks();
+    private final Scorer scorer;
+    private final JavaClassifier javaRoute;
     private final boolean failureInjection;
+    private final int cores = Math.max(1, Runtime.getRuntime().availableProcessors());
+    private volatile Batcher batcher; // made on the first numpy request: the default route needs no Python
+    private NumPyClassifier numpy; // guarded by this
+    private String numpyMissing; // guarded by this
     private final LongAdder ok = new LongAdder();
     private final LongAdder badRequests = new LongAdder();
     private final LongAdder serverErrors = new LongAdder();
     private final LongAdder aborted = new LongAdder();
     private final LongAdder requestNanos = new LongAdder();
 
-    private InferenceServer(int port, byte[] model, boolean failureInjection) throws IOException, OrtException {
-        this.pool = new BufferPool(256L << 20);
-        this.classifier = new Classifier(model, Math.max(1, Runtime.getRuntime().availableProcessors()), pool);
+    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
+        this.batchWaitNanos = batchWaitNanos;
+        this.scorer = new Scorer(model, cores);
+        this.javaRoute = new JavaClassifier(pool, scorer);
         this.failureInjection = failureInjection;
         this.http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
         http.setExecutor(executor);
@@ -70,17 +95,23 @@ public final class InferenceServer implements AutoCloseable {
      *
      * @param port             the port
      * @param failureInjection whether a request may ask, with {@code X-Inject-Failure: ort} or
-     *                         {@code python}, for that step to fail (tests of the error paths)
+     *                         {@code python}, for that step to fail (tests of the error paths; on the
+     *                         numpy route the whole batch fails)
      * @return the running server
      * @throws IOException  if the port cannot be bound
      * @throws OrtException if ONNX Runtime cannot load the model
      */
     public static InferenceServer start(int port, boolean failureInjection) throws IOException, OrtException {
+        return start(port, failureInjection, BATCH_WAIT_NANOS);
+    }
+
+    /** {@link #start(int, boolean)} with another batch wait: tests that hold a batch open until its members are in. */
+    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
         try (InputStream model = InferenceServer.class.getResourceAsStream("scorer.onnx")) {
             if (model == null) {
                 throw new IllegalStateException("scorer.onnx is missing from the examples jar");
             }
-            return new InferenceServer(port, model.readAllBytes(), failureInjection);
+            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos);
         }
     }
 
@@ -93,9 +124,11 @@ public final class InferenceServer implements AutoCloseable {
     public String stats() {
         // Heap allocated by every thread since the JVM started (virtual threads allocate on their carriers).
         long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+        Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
-                + "inferenceNanos=%d pooledBytes=%d %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(), allocated,
-                requestNanos.sum(), classifier.inferenceNanos(), pool.pooledBytes(), DLPackStats.snapshot());
+                + "inferenceNanos=%d pooledBytes=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(), allocated,
+                requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
+                DLPackStats.snapshot());
     }
 
     /** {@return the count of 5xx answers} */
@@ -110,55 +143,22 @@ public final class InferenceServer implements AutoCloseable {
                 respond(exchange, 405, "POST a body of float32 rows; see GET /stats for counts");
                 return;
             }
-            int rows;
+            RequestShape shape;
+            boolean numpyRoute;
+            Classifier.Failure failure;
             try {
-                rows = rows(exchange);
+                shape = RequestShape.of(exchange.getRequestHeaders());
+                numpyRoute = isNumPyRoute(exchange.getRequestURI().getRawQuery());
+                failure = failure(exchange.getRequestHeaders().getFirst("X-Inject-Failure"));
             } catch (Classifier.BadRequestException e) {
-                drain(exchange.getRequestBody());
+                exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
                 respond(exchange, 400, e.getMessage());
                 return;
             }
-            String query = exchange.getRequestURI().getQuery();
-            boolean copying = query != null && query.contains("route=copy");
-            Classifier.Failure failure = Classifier.Failure.NONE;
-            String inject = exchange.getRequestHeaders().getFirst("X-Inject-Failure");
-            if (failureInjection && inject != null) {
-                failure = Classifier.Failure.valueOf(inject.toUpperCase(Locale.ROOT));
-            }
-            Classifier.Answer answer;
-            try {
-                answer = copying ? classifier.copying(readBytes(exchange.getRequestBody(), rows), rows, failure)
-                        : classifier.zeroCopy(readBody(exchange.getRequestBody(), rows), failure);
-            } catch (Classifier.BadRequestException e) {
-                respond(exchange, 400, e.getMessage());
-                return;
-            } catch (Classifier.StepFailedException e) {
-                respond(exchange, 500, e.getMessage());
-                return;
-            } catch (IOException e) {
-                aborted.increment(); // the client went away mid-request: nobody to answer
-                return;
-            } catch (OrtException | RuntimeException e) {
-                respond(exchange, 500, "the server failed: " + e);
-                return;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                respond(exchange, 503, "the server is stopping");
-                return;
-            }
-            try (answer) {
-                exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
-                exchange.getResponseHeaders().set("X-Shape", rows + "," + Classifier.TOP);
-                exchange.sendResponseHeaders(200, (long) rows * Classifier.TOP * 8);
-                byte[] chunk = pool.chunk();
-                try (OutputStream out = exchange.getResponseBody()) {
-                    answer.writeTo(out, chunk);
-                } finally {
-                    pool.giveBack(chunk);
-                }
-                ok.increment();
-            } catch (IOException e) {
-                aborted.increment();
+            if (numpyRoute) {
+                numpy(exchange, shape, failure);
+            } else {
+                java(exchange, shape, failure);
             }
         } catch (RuntimeException e) {
             serverErrors.increment();
@@ -168,71 +168,193 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** Checks X-Shape against the body's length before reading a byte of it. */
-    private static int rows(HttpExchange exchange) {
-        String shape = exchange.getRequestHeaders().getFirst("X-Shape");
-        if (shape == null) {
-            throw new Classifier.BadRequestException("the X-Shape header is missing: send X-Shape: ROWS," + Classifier.FEATURES);
+    /** The default route: one request, one pooled tensor, all in Java. */
+    private void java(HttpExchange exchange, RequestShape shape, Classifier.Failure failure) throws IOException {
+        OwnedHostTensor answer;
+        try (OwnedHostTensor body = pool.take(DLDataType.FLOAT32, shape.rows(), Classifier.FEATURES)) {
+            read(exchange, body.host(), shape);
+            answer = javaRoute.classify(body, failure);
+        } catch (EOFException e) {
+            aborted.increment(); // the client went away mid-body: nobody to answer
+            return;
+        } catch (Classifier.BadRequestException e) {
+            respond(exchange, 400, e.getMessage());
+            return;
+        } catch (Classifier.StepFailedException e) {
+            respond(exchange, 500, e.getMessage());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            respond(exchange, 503, "the server is stopping");
+            return;
+        } catch (IOException e) {
+            aborted.increment();
+            return;
         }
-        String[] parts = shape.split(",");
-        int rows;
-        try {
-            if (parts.length != 2 || Integer.parseInt(parts[1].strip()) != Classifier.FEATURES) {
-                throw new Classifier.BadRequestException("X-Shape is " + shape + "; the model takes rows of " + Classifier.FEATURES
-                        + " float32: send X-Shape: ROWS," + Classifier.FEATURES);
-            }
-            rows = Integer.parseInt(parts[0].strip());
-        } catch (NumberFormatException e) {
-            throw new Classifier.BadRequestException("X-Shape is " + shape + ", not two integers");
+        try (answer) {
+            sendAnswer(exchange, shape.rows(), answer.host());
         }
-        if (rows <= 0 || rows > MAX_ROWS) {
-            throw new Classifier.BadRequestException("X-Shape asks for " + rows + " rows; send 1 to " + MAX_ROWS);
-        }
-        String length = exchange.getRequestHeaders().getFirst("Content-Length");
-        long expected = (long) rows * Classifier.FEATURES * 4;
-        if (length == null || !length.strip().equals(Long.toString(expected))) {
-            throw new Classifier.BadRequestException("the body holds " + (length == null ? "an unknown number of" : length.strip())
-                    + " bytes; X-Shape " + shape + " needs " + expected + " (little-endian float32)");
-        }
-        return rows;
     }
 
-    /** Reads the body into a pooled native tensor, through a reused heap chunk (the socket stream's one copy). */
-    private OwnedHostTensor readBody(InputStream in, int rows) throws IOException {
-        OwnedHostTensor body = pool.tensor(DLDataType.FLOAT32, rows, Classifier.FEATURES);
-        byte[] chunk = pool.chunk();
+    /** The numpy route: the body into this request's rows of a batch, the answer from its rows of the batch's outputs. */
+    private void numpy(HttpExchange exchange, RequestShape shape, Classifier.Failure failure) throws IOException {
+        Batcher batches = batcher();
+        if (batches == null) {
+            exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
+            respond(exchange, 503, numpyMissing());
+            return;
+        }
+        Batcher.Member member = batches.join(shape.rows(), failure);
         try {
-            MemorySegment target = body.host().segment();
-            long filled = 0;
-            while (filled < target.byteSize()) {
-                int n = in.read(chunk, 0, (int) Math.min(chunk.length, target.byteSize() - filled));
-                if (n < 0) {
-                    throw new IOException("the body ended after " + filled + " bytes");
+            try {
+                read(exchange, member.rows(), shape);
+                member.arrive(true);
+            } catch (Classifier.BadRequestException e) {
+                member.arrive(false);
+                respond(exchange, 400, e.getMessage());
+                return;
+            } catch (IOException e) {
+                member.arrive(false);
+                aborted.increment();
+                return;
+            }
+            boolean included;
+            try {
+                included = member.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                respond(exchange, 503, "the server is stopping");
+                return;
+            }
+            if (!included) {
+                respond(exchange, 408, "the body came too slowly: its batch ran without it; send it at once, or use the default "
+                        + "route");
+                return;
+            }
+            Batcher.Batch batch = member.batch;
+            if (batch.error instanceof Classifier.StepFailedException e) {
+                respond(exchange, 500, e.getMessage());
+            } else if (batch.error != null || batch.probabilities == null) {
+                respond(exchange, 500, "the server failed: " + batch.error);
+            } else {
+                for (int r = 0; r < shape.rows(); r++) {
+                    if (batch.finite.host().getLong(member.offset + r) == 0) {
+                        respond(exchange, 400, "row " + r + " holds NaN or infinity");
+                        return;
+                    }
                 }
-                MemorySegment.copy(chunk, 0, target, ValueLayout.JAVA_BYTE, filled, n);
-                filled += n;
+                int to = member.offset + shape.rows();
+                sendAnswer(exchange, shape.rows(), batch.top.host().rows(member.offset, to),
+                        batch.probabilities.host().rows(member.offset, to));
             }
-            return body;
-        } catch (IOException | RuntimeException e) {
-            body.close();
-            throw e;
         } finally {
-            pool.giveBack(chunk);
+            member.leave();
         }
     }
 
-    /** The copying route's read: the body as a new byte array, as code without native memory would read it. */
-    private static byte[] readBytes(InputStream in, int rows) throws IOException {
-        int expected = rows * Classifier.FEATURES * 4;
-        byte[] body = in.readNBytes(expected);
-        if (body.length != expected) {
-            throw new IOException("the body ended after " + body.length + " bytes");
+    /** Reads the body into {@code target}, through a pooled chunk (the socket stream's one copy). */
+    private void read(HttpExchange exchange, HostTensorView target, RequestShape shape) throws IOException {
+        InputStream in = exchange.getRequestBody();
+        Counted counted = shape.chunked() ? new Counted(in) : null;
+        byte[] chunk = chunks.take();
+        try {
+            TensorStreams.readFully(counted != null ? counted : in, target, chunk);
+            if (counted != null && in.read() >= 0) {
+                throw new Classifier.BadRequestException("the chunked body holds more than the " + shape.bodyBytes()
+                        + " bytes X-Shape " + shape.rows() + "," + Classifier.FEATURES + " needs");
+            }
+        } catch (EOFException e) {
+            if (counted != null) { // a chunked body ends where its sender says: a short one is a bad request
+                throw new Classifier.BadRequestException("the body ended after " + counted.count + " bytes; X-Shape " + shape.rows()
+                        + "," + Classifier.FEATURES + " needs " + shape.bodyBytes() + " (little-endian float32)");
+            }
+            throw e; // one of a declared length ended because the client went away
+        } finally {
+            chunks.giveBack(chunk);
         }
-        return body;
     }
 
-    private static void drain(InputStream in) throws IOException {
-        in.transferTo(OutputStream.nullOutputStream());
+    /** Counts a chunked body's bytes, for the message when it is short. */
+    private static final class Counted extends FilterInputStream {
+        long count;
+
+        Counted(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            count += Math.max(n, 0);
+            return n;
+        }
+    }
+
+    /** 200 and the answer's bytes, written from native memory through a pooled chunk. */
+    private void sendAnswer(HttpExchange exchange, int rows, HostTensorView... parts) {
+        byte[] chunk = chunks.take();
+        try {
+            exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
+            exchange.getResponseHeaders().set("X-Shape", rows + "," + Classifier.TOP);
+            exchange.sendResponseHeaders(200, (long) rows * Classifier.TOP * 8);
+            try (OutputStream out = exchange.getResponseBody()) {
+                for (HostTensorView part : parts) {
+                    TensorStreams.write(part, out, chunk);
+                }
+            }
+            ok.increment();
+        } catch (IOException e) {
+            aborted.increment(); // the client went away before its answer
+        } finally {
+            chunks.giveBack(chunk);
+        }
+    }
+
+    /** {@return whether the query asks for the numpy route} No query is the default route; any other is refused. */
+    private static boolean isNumPyRoute(String query) {
+        if (query == null || query.isEmpty()) {
+            return false;
+        }
+        if (query.equals("route=numpy")) {
+            return true;
+        }
+        throw new Classifier.BadRequestException("unknown query " + query + ": send none (the default route, all Java) or "
+                + "route=numpy");
+    }
+
+    private Classifier.Failure failure(String inject) {
+        if (!failureInjection || inject == null) {
+            return Classifier.Failure.NONE;
+        }
+        try {
+            return Classifier.Failure.valueOf(inject.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new Classifier.BadRequestException("X-Inject-Failure is " + inject + "; send ort or python");
+        }
+    }
+
+    /** {@return the batcher, made on first use; null if there is no Python with NumPy (see {@link #numpyMissing()})} */
+    private Batcher batcher() {
+        Batcher b = batcher;
+        if (b != null) {
+            return b;
+        }
+        synchronized (this) {
+            if (batcher == null && numpyMissing == null) {
+                try {
+                    numpy = new NumPyClassifier(pool, scorer);
+                    batcher = new Batcher(pool, numpy, MAX_BATCH_ROWS, batchWaitNanos, READ_GRACE_NANOS, cores);
+                } catch (RuntimeException e) { // no Python, or no NumPy in it
+                    numpyMissing = "the numpy route needs Python 3 with NumPy (apt-get install python3-numpy): "
+                            + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+                }
+            }
+            return batcher;
+        }
+    }
+
+    private synchronized String numpyMissing() {
+        return numpyMissing;
     }
 
     private void respond(HttpExchange exchange, int status, String message) throws IOException {
@@ -255,12 +377,17 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** Stops accepting, lets running requests finish (up to a second), and frees the model and the pool. */
+    /** Stops accepting, lets running requests finish (up to a second), and frees the model, Python's functions and the pool. */
     @Override
     public void close() throws OrtException {
         http.stop(1);
         executor.close();
-        classifier.close();
+        synchronized (this) {
+            if (numpy != null) {
+                numpy.close();
+            }
+        }
+        scorer.close();
         pool.close();
     }
 
@@ -274,6 +401,6 @@ public final class InferenceServer implements AutoCloseable {
         InferenceServer server = start(Integer.getInteger("server.port", 8080), Boolean.getBoolean("server.failureInjection"));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> System.out.println("stopping: " + server.stats())));
         System.out.println("jdlpack inference server on http://127.0.0.1:" + server.port() + "/classify (POST, X-Shape: ROWS,"
-                + Classifier.FEATURES + "); GET /stats");
+                + Classifier.FEATURES + "; ?route=numpy for NumPy, batched); GET /stats");
     }
 }

@@ -1,0 +1,127 @@
+package org.jdlpack.cpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.testsupport.CPeer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Pooled host tensors: blocks reused after the last reference (Java's or C's), freed only when the closed pool's last tensor goes. */
+@ExtendWith(NothingLeftBehind.class)
+class HostTensorPoolTest {
+
+    private static final CPeer PEER = CPeer.get();
+
+    @Test
+    void aBlockIsReusedOnlyAfterItsTensorAndEveryExportAreDone() {
+        try (HostTensorPool pool = HostTensorPool.create(1 << 20)) {
+            long first;
+            MemorySegment exported;
+            try (OwnedHostTensor a = pool.take(DLDataType.FLOAT32, 4, 16)) {
+                first = a.spec().data().address();
+                assertThat(first % OwnedHostTensor.ALIGNMENT).isZero();
+                assertThat(a.spec().data().byteSize()).isEqualTo(256);
+                exported = a.export().consume();
+            }
+            // C still holds the export: the block is not handed out again.
+            try (OwnedHostTensor b = pool.take(DLDataType.FLOAT32, 4, 16)) {
+                assertThat(b.spec().data().address()).isNotEqualTo(first);
+                assertThat(pool.tensorsOut()).isEqualTo(2);
+            }
+            PEER.fillF32(exported, false, 1, 1); // C writes the block it holds
+            PEER.deleteOnNewThread(exported, false);
+            assertThat(pool.tensorsOut()).isZero();
+            try (OwnedHostTensor c = pool.take(DLDataType.INT32, 64)) {   // same size: a block that came back
+                assertThat(List.of(c.spec().data().address())).containsAnyOf(first);
+                assertThat(c.host().getLong(63)).isEqualTo(Float.floatToRawIntBits(64f)); // not zeroed: C's last values
+            }
+            assertThat(pool.pooledBytes()).isEqualTo(512);
+        }
+    }
+
+    @Test
+    void overTheCacheATensorGetsAnArenaOfItsOwn() {
+        try (HostTensorPool pool = HostTensorPool.create(4096)) {
+            try (OwnedHostTensor cached = pool.take(DLDataType.UINT8, 4096);
+                 OwnedHostTensor own = pool.take(DLDataType.UINT8, 4096)) {
+                assertThat(pool.pooledBytes()).isEqualTo(4096);
+                own.host().segment().fill((byte) 7);
+                assertThat(own.host().getLong(4095)).isEqualTo(7);
+                assertThat(cached.spec().data().address()).isNotEqualTo(own.spec().data().address());
+            }
+            assertThat(pool.tensorsOut()).isZero();
+            try (OwnedHostTensor empty = pool.take(DLDataType.FLOAT32, 0, 16)) {
+                assertThat(empty.spec().data().byteSize()).isZero();
+            }
+        }
+    }
+
+    @Test
+    void closingThePoolWaitsForItsLastTensorAndRefusesTakes() {
+        HostTensorPool pool = HostTensorPool.create(1 << 20);
+        OwnedHostTensor open = pool.take(DLDataType.FLOAT32, 16);
+        MemorySegment exported = open.export().consume();
+        open.close();
+        MemorySegment data = open.spec().data();
+        pool.close();
+        assertThat(pool.isClosed()).isTrue();
+        assertThatThrownBy(() -> pool.take(DLDataType.FLOAT32, 16)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("was closed; it hands out nothing more");
+        assertThatThrownBy(pool::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("already closed");
+        assertThat(data.scope().isAlive()).isTrue(); // C still reads it
+        assertThat(PEER.sumF32(exported, false)).isZero(); // nothing wrote it: 16 zeros from a fresh block
+        PEER.deleteOnNewThread(exported, false);
+        assertThat(data.scope().isAlive()).isFalse(); // the pool's arena went with the last tensor
+    }
+
+    @Test
+    void refusesWhatItCannotHandOutWithTheFieldNamed() {
+        assertThatThrownBy(() -> HostTensorPool.create(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cachedBytes is -1");
+        try (HostTensorPool pool = HostTensorPool.create(1 << 20)) {
+            assertThatThrownBy(() -> pool.take(DLDataType.FLOAT32, 2, -3)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(pool.tensorsOut()).isZero(); // the refused take holds nothing
+        }
+    }
+
+    @Test
+    void manyThreadsTakeAndGiveBackWithoutSharingABlock() throws Exception {
+        try (HostTensorPool pool = HostTensorPool.create(1 << 20);
+             ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Integer>> done = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int mark = t + 1;
+                done.add(threads.submit(() -> {
+                    int wrong = 0;
+                    for (int i = 0; i < 2000; i++) {
+                        try (OwnedHostTensor mine = pool.take(DLDataType.INT32, 1 + i % 100)) {
+                            mine.host().segment().fill((byte) mark);
+                            Thread.yield();
+                            for (long k = 0; k < mine.host().layout().elementCount(); k++) {
+                                wrong += mine.host().getLong(k) == mark * 0x01010101L ? 0 : 1;
+                            }
+                        }
+                    }
+                    return wrong;
+                }));
+            }
+            for (Future<Integer> f : done) {
+                assertThat(f.get()).isZero();
+            }
+            assertThat(pool.tensorsOut()).isZero();
+            assertThat(pool.pooledBytes()).isLessThanOrEqualTo(8 * (256 + 512));
+        }
+        assertThat(DLPackStats.liveExportOwners()).isZero();
+    }
+}
