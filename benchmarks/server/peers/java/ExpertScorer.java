@@ -32,7 +32,6 @@ final class ExpertScorer implements PeerServer.Scorer {
     private final PeerServer server;
     private final Map<Integer, ConcurrentLinkedDeque<Slot>> idle = new ConcurrentHashMap<>();
     private final AtomicLong pooledBytes = new AtomicLong();
-    private final ThreadLocal<byte[]> chunks = ThreadLocal.withInitial(() -> new byte[64 << 10]);
 
     ExpertScorer(PeerServer server) {
         this.server = server;
@@ -49,6 +48,8 @@ final class ExpertScorer implements PeerServer.Scorer {
         final FloatBuffer probabilities;
         final OnnxTensor xTensor;
         final OnnxTensor logitsTensor;
+        /** The socket's chunks pass through this (a thread-local would be new per request: virtual threads are not reused). */
+        final byte[] chunk = new byte[64 << 10];
 
         Slot(int rows) throws OrtException {
             this.rows = rows;
@@ -65,7 +66,7 @@ final class ExpertScorer implements PeerServer.Scorer {
         }
 
         long bytes() {
-            return (long) rows * (PeerServer.FEATURES + PeerServer.CLASSES + PeerServer.TOP * 2) * 4;
+            return (long) rows * (PeerServer.FEATURES + PeerServer.CLASSES + PeerServer.TOP * 2) * 4 + chunk.length;
         }
 
         @Override
@@ -99,7 +100,7 @@ final class ExpertScorer implements PeerServer.Scorer {
             PeerServer.BadRequest {
         Slot slot = take(rows);
         try {
-            byte[] chunk = chunks.get();
+            byte[] chunk = slot.chunk;
             ByteBuffer input = slot.input;
             input.clear();
             PeerServer.readFully(exchange.getRequestBody(), chunk, input.capacity(), (c, n) -> input.put(c, 0, n));
