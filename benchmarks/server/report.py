@@ -135,12 +135,14 @@ lines += ["", "Heap allocated per request, bytes (median; the JVM servers only: 
 lines += table("heap_bytes_per_request", 0, only=lambda s: s.startswith(("jdlpack", "ort-java")))
 
 # Which is fastest where.
+fastest = []
 lines += ["", "Fastest per configuration (median requests/s):", ""] + (["- pending"] if placeholder else [])
 for p in PAYLOADS:
     for c in connections:
         ranked = sorted(((median(s, p, c, "rps") or 0, s) for s in servers), reverse=True)
         if ranked and ranked[0][0] > 0:
             best = ranked[0]
+            fastest.append(f"{PAYLOADS[p]}, {c} conn.: {best[1]}")
             second = ranked[1] if len(ranked) > 1 else None
             lines.append(f"- {PAYLOADS[p]}, {c} connection(s): {LABELS.get(best[1], best[1])}, {best[0]:,.0f}/s"
                          + (f", {best[0] / second[0]:.2f}x the next ({LABELS.get(second[1], second[1])})" if second and second[0] > 0 else ""))
@@ -294,6 +296,9 @@ if os.path.exists(guide):
                   "| server | " + " | ".join(f"{PAYLOADS[p]}, {c} conn." for p, c in cols) + " |", "|---|" + "---:|" * len(cols)]
         for s_ in servers:
             block.append(f"| {LABELS.get(s_, s_)} | " + " | ".join(fmt(median(s_, p, c, "rps")) for p, c in cols) + " |")
+        block += ["", "Fastest per configuration: " + ("; ".join(fastest) or "pending") + ". The NumPy route's requests/s over "
+                  "the default route's (what the embedded interpreter's steps cost): " + "; ".join(gil) + ". Against FastAPI "
+                  f"with {cores} workers: " + "; ".join(fast) + "."]
         block.append(P_END)
         text = text[: text.index(P_BEGIN)] + "\n".join(block) + text[text.index(P_END) + len(P_END):]
         if short:
