@@ -139,7 +139,7 @@ if [ "$endurance" -gt 0 ]; then
   for server in jdlpack jdlpack-numpy; do
     [[ " $servers " == *" $server "* ]] || continue
     JVM_OPTIONS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch" start_server "$server" "$port" "endurance-$server"
-    python3 "$here/disconnect.py" "$port" 5 > "$results/disconnects-$server.txt" 2>&1 &
+    python3 "$here/disconnect.py" "$port" 5 "/classify$(query_of "$server")" > "$results/disconnects-$server.txt" 2>&1 &
     disconnector=$!
     run_wrk "$(route_of "$server")" "$results/body-4k.bin" "64,16" 64 "$endurance" "$results/endurance-$server.txt" 100 &
     load=$!

@@ -329,7 +329,8 @@ def plot(payload, column):
     parts = []
     for index, (p, s) in enumerate(blocks):
         if p == payload:
-            parts.append(f'data index {index} using 1:{column} with linespoints lt {servers.index(s) + 1} title "{s}"')
+            width = 3 if s.startswith("jdlpack") else 1  # the example server's routes stand out
+            parts.append(f'data index {index} using 1:{column} with linespoints lt {(ORDER.index(s) if s in ORDER else len(ORDER) + servers.index(s)) + 1} lw {width} title "{s}"')
     return "plot " + ", \\\n     ".join(parts)
 
 
