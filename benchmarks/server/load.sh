@@ -80,10 +80,13 @@ run_wrk() { # route body shape connections seconds out-file [malformed-every]
 reference_port=$((port + 1))
 checked=()
 if [ "${#runnable[@]}" -gt 0 ]; then
-  start_server jdlpack "$reference_port" check-reference
+  start_server jdlpack "$reference_port" check-reference || exit 1
   reference_sid=$server_sid
   for server in "${runnable[@]}"; do
-    start_server "$server" "$port" "check-$server"
+    if ! start_server "$server" "$port" "check-$server"; then
+      echo "$server: skipped: it did not start (see $results/server-check-$server.log)" | tee -a "$results/skipped.txt" >&2
+      continue
+    fi
     if python3 "$here/check.py" "$server" "$reference_port" "$port" "/classify$(query_of "$server")" "$results/body-4k.bin" "$results/body-4m.bin" \
       > "$results/check-$server.txt" 2>&1; then
       checked+=("$server")
@@ -100,7 +103,10 @@ fi
 printf 'round\tserver\tpayload\tconnections\trps\tp50_ms\tp99_ms\theap_bytes_per_request\tnon2xx\terrors\tidle_wait_s\tload1\n' > "$results/load.tsv"
 for round in $(seq 1 "$rounds"); do
   for server in "${checked[@]}"; do
-    start_server "$server" "$port" "$server-round$round"
+    if ! start_server "$server" "$port" "$server-round$round"; then
+      echo "$server: round $round skipped: it did not start (see $results/server-$server-round$round.log)" | tee -a "$results/skipped.txt" >&2
+      continue
+    fi
     route="$(route_of "$server")"
     for payload in 4k 4m; do
       rows=$([ "$payload" = 4k ] && echo 64 || echo 65536)
@@ -138,7 +144,7 @@ done
 if [ "$endurance" -gt 0 ]; then
   for server in jdlpack jdlpack-numpy; do
     [[ " $servers " == *" $server "* ]] || continue
-    JVM_OPTIONS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch" start_server "$server" "$port" "endurance-$server"
+    JVM_OPTIONS="-Xms512m -Xmx512m -XX:+AlwaysPreTouch" start_server "$server" "$port" "endurance-$server" || exit 1
     python3 "$here/disconnect.py" "$port" 5 "/classify$(query_of "$server")" > "$results/disconnects-$server.txt" 2>&1 &
     disconnector=$!
     run_wrk "$(route_of "$server")" "$results/body-4k.bin" "64,16" 64 "$endurance" "$results/endurance-$server.txt" 100 &

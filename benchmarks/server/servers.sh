@@ -61,9 +61,15 @@ prepare() {
 }
 
 server_sid=
-# start_server SERVER PORT LOG-NAME: starts it in its own session and waits until it answers HTTP.
+answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/classify")" != 000 ]; }
+# start_server SERVER PORT LOG-NAME: starts it in its own session and waits until it answers HTTP;
+# returns 1 (after saying why) if it does not start.
 start_server() {
   local server="$1" port="$2" log="$results/server-$3.log"
+  if answers "$port"; then # another server there would be measured instead of this one
+    echo "port $port is already taken: stop what listens there or set JDLPACK_SERVER_PORT" >&2
+    exit 2
+  fi
   local -a jvm
   read -r -a jvm <<<"${JVM_OPTIONS:--Xms2g -Xmx2g}"
   local -a command
@@ -84,15 +90,16 @@ start_server() {
   for _ in $(seq 1 240); do
     # Any HTTP answer (405 to a GET) means it accepts; the workers of node-N and fastapi-N report
     # ready in their log first.
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$port/classify")" != 000 ]; then
+    if answers "$port"; then
       sleep 1 # the other workers of a multi-process server
       return 0
     fi
-    kill -0 "$server_sid" 2>/dev/null || { cat "$log" >&2; echo "$server did not start" >&2; exit 1; }
+    kill -0 "$server_sid" 2>/dev/null || { tail -20 "$log" >&2; echo "$server did not start (see $log)" >&2; return 1; }
     sleep 0.5
   done
   echo "$server did not answer within 120 s (see $log)" >&2
-  exit 1
+  stop_server "$server_sid"
+  return 1
 }
 
 session_pids() { ps -o pid= -s "$1" 2>/dev/null | tr -d ' '; }
