@@ -11,7 +11,8 @@
 #                                   # 4 KiB and 4 MiB, 1, 8 and 64 connections, SECONDS each (default 10),
 #                                   # ROUNDS=3 rounds, then an endurance run of ENDURANCE_SECONDS (default
 #                                   # 300, 0 skips it) on each jdlpack route; about an hour with the
-#                                   # defaults on a quiet 2-core machine. A missing peer runtime is skipped with what to install.
+#                                   # defaults on a quiet 2-core machine. A peer whose runtime is
+#                                   # missing is skipped, saying what to install.
 #
 # Needs what the tests need (gcc, python3 with NumPy, a JDK >= 22) plus gnuplot for the plots.
 #
