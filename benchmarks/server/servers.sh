@@ -6,7 +6,7 @@
 
 peer_cache="${JDLPACK_CACHE:-$HOME/.cache/jdlpack}"
 peer_classes="$root/benchmarks/target/server-peers/java"
-hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; } # the contents only: any checkout shares the cache
 node_dir() { echo "$peer_cache/node/server-peer-$(hash_of "$here/peers/node/package.json")"; }
 venv_dir() { echo "$peer_cache/venvs/server-peer-$(hash_of "$here/peers/python/requirements.txt")"; }
 
