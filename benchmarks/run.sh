@@ -5,9 +5,14 @@
 #   bash benchmarks/run.sh short    # about 20 minutes on 2 cores
 #   bash benchmarks/run.sh full     # about an hour: more forks and iterations
 #   bash benchmarks/run.sh server [SECONDS] [ENDURANCE_SECONDS]
-#                                   # the example inference server under wrk (benchmarks/server/load.sh):
-#                                   # 12 configurations of SECONDS (default 60) and an endurance run
-#                                   # (default 300 s); about 20 minutes with the defaults
+#                                   # the example inference server's routes and the peers a user would
+#                                   # write instead (ONNX Runtime Java by hand and the tutorial way, Node,
+#                                   # FastAPI), checked against it, then under wrk (benchmarks/server/load.sh):
+#                                   # 4 KiB and 4 MiB, 1, 8 and 64 connections, SECONDS each (default 10),
+#                                   # ROUNDS=3 rounds, then an endurance run of ENDURANCE_SECONDS (default
+#                                   # 300, 0 skips it) on each jdlpack route; about an hour with the
+#                                   # defaults on a quiet 2-core machine. A peer whose runtime is
+#                                   # missing is skipped, saying what to install.
 #
 # Needs what the tests need (gcc, python3 with NumPy, a JDK >= 22) plus gnuplot for the plots.
 #

@@ -2,11 +2,12 @@
 """Clients that go away mid-request: each sends the headers of a 4 KiB request and half its body, then
 closes the socket. Runs until killed, RATE connections a second; prints how many it made when stopped.
 
-    python3 disconnect.py PORT RATE
+    python3 disconnect.py PORT RATE [PATH]     # PATH: /classify (default) or /classify?route=numpy
 """
 import signal, socket, sys, time
 
 port, rate = int(sys.argv[1]), float(sys.argv[2])
+path = sys.argv[3] if len(sys.argv) > 3 else "/classify"
 made = 0
 
 def stop(*_):
@@ -14,7 +15,7 @@ def stop(*_):
     sys.exit(0)
 
 signal.signal(signal.SIGTERM, stop)
-head = (b"POST /classify HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Shape: 64,16\r\n"
+head = (b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Shape: 64,16\r\n"
         b"Content-Type: application/octet-stream\r\nContent-Length: 4096\r\n\r\n")
 while True:
     try:

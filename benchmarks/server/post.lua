@@ -1,5 +1,5 @@
--- wrk script for the example inference server: POSTs one body file with its X-Shape.
--- Environment: BODY (file), SHAPE ("ROWS,16"), ROUTE ("" or "copy"), MALFORMED_EVERY (0: none; N: every
+-- wrk script for the example inference server and its peers (load.sh): POSTs one body file with its X-Shape.
+-- Environment: BODY (file), SHAPE ("ROWS,16"), ROUTE ("": POST /classify; "numpy": /classify?route=numpy), MALFORMED_EVERY (0: none; N: every
 -- Nth request of a connection sends a wrong X-Shape, which the server answers 400).
 -- At the end it prints one line: RESULT requests seconds rps p50_ms p99_ms non2xx errors.
 local body = assert(io.open(os.getenv("BODY"), "rb")):read("*a")
