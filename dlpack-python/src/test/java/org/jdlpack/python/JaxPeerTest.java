@@ -106,8 +106,8 @@ class JaxPeerTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("jaxDtypes")
     void everyJaxDtypeArrivesLegacyWithItsBytesWithoutACopy(String dtype) {
-        python.exec("a = jnp.asarray(np.frombuffer(bytes(range(1, 49)), dtype=np.uint8)" + (dtype.equals("bool") ? " & 1" : "")
-                + ".view(np.dtype(DTYPES[" + JAX_DTYPES.indexOf(dtype) + "])).reshape(2, -1))");
+        python.exec("a = jnp.asarray((np.frombuffer(bytes(range(1, 97)), dtype=np.uint8)" + (dtype.equals("bool") ? " & 1" : "")
+                + ").view(np.dtype(DTYPES[" + JAX_DTYPES.indexOf(dtype) + "])).reshape(2, -1))");
         String expected = python.evalString("hexof(a)");
         try (PythonObject a = python.get("a"); ImportedTensor imported = python.importTensor(a)) {
             assertThat(imported.kind()).as("JAX answers max_version=(1, 3) with a legacy capsule").isEqualTo(ManagedTensorKind.LEGACY);
@@ -239,6 +239,7 @@ class JaxPeerTest {
         for (int i = 0; i < CORPUS; i++) {
             PeerCorpus.javaToPeer(python, PeerCorpus.random(random, JAVA_DTYPES, PeerCorpus.Strides.PERMUTED), "jax.dlpack.from_dlpack(x)", random);
         }
-        System.out.println("Java -> JAX corpus: " + CORPUS + " cases (compact and transposed), byte-equal");
+        System.out.println("Java -> JAX corpus: " + CORPUS + " cases (compact and transposed), byte-equal; released only after gc.collect(): "
+                + PeerCorpus.COLLECTED.get());
     }
 }

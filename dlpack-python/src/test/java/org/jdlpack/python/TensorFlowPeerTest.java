@@ -87,8 +87,8 @@ class TensorFlowPeerTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("tfDtypes")
     void everyTensorFlowDtypeArrivesLegacyWithItsBytes(String dtype) {
-        python.exec("t = tf.constant(np.frombuffer(bytes(range(1, 49)), dtype=np.uint8)" + (dtype.equals("bool") ? " & 1" : "")
-                + ".view(np.dtype(DTYPES[" + TF_DTYPES.indexOf(dtype) + "])).reshape(2, -1))");
+        python.exec("t = tf.constant((np.frombuffer(bytes(range(1, 97)), dtype=np.uint8)" + (dtype.equals("bool") ? " & 1" : "")
+                + ").view(np.dtype(DTYPES[" + TF_DTYPES.indexOf(dtype) + "])).reshape(2, -1))");
         String expected = python.evalString("hexof(t)");
         try (PythonObject t = python.get("t"); ImportedTensor imported = python.importTensor(t)) {
             assertThat(imported.kind()).as("TensorFlow answers max_version=(1, 3) with a legacy capsule").isEqualTo(ManagedTensorKind.LEGACY);
@@ -203,6 +203,7 @@ class TensorFlowPeerTest {
             PeerCorpus.Case c = PeerCorpus.random(random, JAVA_DTYPES, PeerCorpus.Strides.COMPACT);
             PeerCorpus.javaToPeer(python, c, CONSUME, random);
         }
-        System.out.println("Java -> TensorFlow corpus: " + CORPUS + " cases (compact), byte-equal");
+        System.out.println("Java -> TensorFlow corpus: " + CORPUS + " cases (compact), byte-equal; released only after gc.collect(): "
+                + PeerCorpus.COLLECTED.get());
     }
 }
