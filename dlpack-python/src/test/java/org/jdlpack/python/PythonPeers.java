@@ -3,6 +3,8 @@ package org.jdlpack.python;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.internal.bridge.ExchangeImports;
+import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
 import org.jdlpack.python.internal.bridge.JavaTensors;
 import org.jdlpack.testsupport.PeerRequirement;
 
