@@ -153,9 +153,10 @@ final class Interpreter {
      */
     @SuppressWarnings("restricted")
     static void requireNativeAccess() {
-        NativeAccess.warnIfDisabled(PythonRuntime.class);
+        boolean disabled = NativeAccess.disabled(PythonRuntime.class);
         try {
             MemorySegment.NULL.reinterpret(0);
+            NativeAccess.warnIfWasDisabled(PythonRuntime.class, disabled);
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(PythonRuntime.class, e);
         }
