@@ -33,7 +33,7 @@ final class NativeMemory {
     private static final MemorySegment EVERYTHING;
 
     static {
-        NativeAccess.warnIfDisabled(NativeMemory.class);
+        boolean disabled = NativeAccess.disabled(NativeMemory.class);
         MethodHandle malloc;
         MethodHandle free;
         MemorySegment everything;
@@ -48,6 +48,7 @@ final class NativeMemory {
                     FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
             everything = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
             deleter = LINKER.downcallHandle(FunctionDescriptor.ofVoid(JAVA_LONG));
+            NativeAccess.warnIfWasDisabled(NativeMemory.class, disabled); // once allowed: denied, the failure says it
         } catch (IllegalCallerException e) {
             // Denied (--illegal-native-access=deny): this class still initializes, so that every
             // use fails with the message naming the flag, not with ExceptionInInitializerError

@@ -13,10 +13,22 @@ import org.jdlpack.abi.plumbing.NativeAccess;
 final class ArrowMemory {
 
     static {
-        NativeAccess.warnIfDisabled(ArrowMemory.class);
+        // A first restricted call that warns if access is only allowed; denied, segmentAt says so.
+        boolean disabled = NativeAccess.disabled(ArrowMemory.class);
+        try {
+            probe();
+            NativeAccess.warnIfWasDisabled(ArrowMemory.class, disabled);
+        } catch (IllegalCallerException denied) {
+            // segmentAt throws NativeAccess.denied at the first use
+        }
     }
 
     private ArrowMemory() {
+    }
+
+    @SuppressWarnings("restricted")
+    private static void probe() {
+        MemorySegment.NULL.reinterpret(0);
     }
 
     /**

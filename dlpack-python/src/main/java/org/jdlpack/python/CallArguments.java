@@ -31,9 +31,12 @@ final class CallArguments {
             if (!(value == null || value instanceof PythonObject || value instanceof Long || value instanceof Integer
                     || value instanceof Short || value instanceof Byte || value instanceof Double || value instanceof Float
                     || value instanceof Boolean || value instanceof String)) {
-                throw new IllegalArgumentException("argument " + i + " is a " + value.getClass().getName()
+                // getTypeName: "float[]", where getName says "[F".
+                throw new IllegalArgumentException("argument " + i + " is a " + value.getClass().getTypeName()
                         + ", which has no Python counterpart here: pass a long, int, short, byte, double, float, boolean, "
-                        + "String, null (None) or PythonObject, or make the object in Python and pass its PythonObject");
+                        + "String, null (None) or PythonObject, or make the object in Python and pass its PythonObject"
+                        + (value.getClass().isArray()
+                                ? "; an array goes as a tensor: toPython(DLPackSource.of(OwnedHostTensor.copyOf(array, shape)))" : ""));
             }
         }
     }

@@ -118,9 +118,10 @@ final class Interpreter {
      */
     @SuppressWarnings("restricted")
     static void requireNativeAccess() {
-        NativeAccess.warnIfDisabled(Interpreter.class);
+        boolean disabled = NativeAccess.disabled(Interpreter.class);
         try {
             MemorySegment.NULL.reinterpret(0);
+            NativeAccess.warnIfWasDisabled(Interpreter.class, disabled);
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(Interpreter.class, e);
         }

@@ -47,7 +47,10 @@ class PythonRuntimeApiTest {
                     .hasMessageContaining("argument 1 is a java.math.BigDecimal")
                     .hasMessageContaining("long, int, short, byte, double, float, boolean, String, null (None) or PythonObject");
             assertThatThrownBy(() -> python.call(record, (Object) new int[] {1})).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("argument 0 is a [I");
+                    .hasMessageContaining("argument 0 is a int[],");
+            assertThatThrownBy(() -> python.call(record, 1, new float[] {1})).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("argument 1 is a float[],")
+                    .hasMessageContaining("an array goes as a tensor: toPython(DLPackSource.of(OwnedHostTensor.copyOf(array, shape)))");
         }
         assertThat(python.evalString("len(calls)")).isEqualTo("0");
     }

@@ -1,6 +1,8 @@
 package org.jdlpack.abi.plumbing;
 
 import java.lang.System.Logger.Level;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Tells users how to grant native access when they have not.
@@ -12,6 +14,9 @@ import java.lang.System.Logger.Level;
  * the class path.
  */
 public final class NativeAccess {
+
+    /** The modules warned about: the JDK warns once per module, and so does jdlpack. */
+    private static final Set<Module> WARNED = ConcurrentHashMap.newKeySet();
 
     private NativeAccess() {
     }
@@ -42,13 +47,28 @@ public final class NativeAccess {
     }
 
     /**
-     * Warns once through {@link System.Logger} when native access is not enabled for the module of
-     * {@code type}; called before the module's first restricted call.
+     * Whether the module of {@code type} has no native access yet. Asked before a restricted call,
+     * for {@link #warnIfWasDisabled} after it: once the JDK has warned about a module's restricted
+     * call, it enables native access for that module, so afterwards the answer is always no.
      *
      * @param type a class of the module that makes restricted calls
+     * @return {@code true} if a restricted call now would be warned about or refused
      */
-    public static void warnIfDisabled(Class<?> type) {
-        if (!type.getModule().isNativeAccessEnabled()) {
+    public static boolean disabled(Class<?> type) {
+        return !type.getModule().isNativeAccessEnabled();
+    }
+
+    /**
+     * Warns once per module through {@link System.Logger} that native access was not enabled for
+     * the module of {@code type}. Called after a restricted call succeeded, never before: under
+     * {@code --illegal-native-access=deny} the call fails instead and {@link #denied} says the same
+     * words, which a warning before it would print a second time.
+     *
+     * @param type        a class of the module that made the restricted call
+     * @param wasDisabled {@link #disabled} asked before the call
+     */
+    public static void warnIfWasDisabled(Class<?> type, boolean wasDisabled) {
+        if (wasDisabled && WARNED.add(type.getModule())) {
             Diagnostics.report(Level.WARNING, message(type), null);
         }
     }

@@ -59,16 +59,20 @@ public final class NativeLibrary {
      */
     public static NativeLibrary load(Class<?> owner, List<String> candidates, String loadFailure,
                                      Function<String, ? extends RuntimeException> exception) {
-        NativeAccess.warnIfDisabled(owner);
+        boolean disabled = NativeAccess.disabled(owner);
         for (String candidate : candidates) {
             try {
-                return new NativeLibrary(SymbolLookup.libraryLookup(candidate, Arena.global()), candidate, null, exception);
+                NativeLibrary library = new NativeLibrary(SymbolLookup.libraryLookup(candidate, Arena.global()), candidate,
+                        null, exception);
+                NativeAccess.warnIfWasDisabled(owner, disabled);
+                return library;
             } catch (IllegalArgumentException notThere) {
                 // try the next
             } catch (IllegalCallerException e) {
                 throw NativeAccess.denied(owner, e);
             }
         }
+        NativeAccess.warnIfWasDisabled(owner, disabled); // the lookups were allowed, only the library is missing
         return new NativeLibrary(null, null, loadFailure, exception);
     }
 
@@ -87,7 +91,7 @@ public final class NativeLibrary {
      */
     public static NativeLibrary openGlobally(Class<?> owner, Path library,
                                              Function<String, ? extends RuntimeException> exception) {
-        NativeAccess.warnIfDisabled(owner);
+        boolean disabled = NativeAccess.disabled(owner);
         try (Arena arena = Arena.ofConfined()) {
             MethodHandle dlopen = LINKER.downcallHandle(LINKER.defaultLookup().find("dlopen").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
@@ -97,7 +101,10 @@ public final class NativeLibrary {
             if (handle.address() == 0) {
                 throw exception.apply("dlopen(" + library + ", RTLD_NOW | RTLD_GLOBAL) failed");
             }
-            return new NativeLibrary(SymbolLookup.libraryLookup(library, Arena.global()), library.toString(), null, exception);
+            NativeLibrary opened = new NativeLibrary(SymbolLookup.libraryLookup(library, Arena.global()), library.toString(),
+                    null, exception);
+            NativeAccess.warnIfWasDisabled(owner, disabled);
+            return opened;
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(owner, e);
         } catch (IllegalArgumentException e) {

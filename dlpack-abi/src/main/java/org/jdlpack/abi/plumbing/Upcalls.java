@@ -42,7 +42,6 @@ public final class Upcalls implements AutoCloseable {
      * @return the stubs' owner
      */
     public static Upcalls open(Class<?> owner) {
-        NativeAccess.warnIfDisabled(owner);
         return new Upcalls(owner);
     }
 
@@ -59,8 +58,11 @@ public final class Upcalls implements AutoCloseable {
      */
     public MemorySegment stub(MethodHandles.Lookup lookup, String name, FunctionDescriptor descriptor) {
         MethodHandle target = target(lookup, name, descriptor);
+        boolean disabled = NativeAccess.disabled(owner);
         try {
-            return LINKER.upcallStub(target, descriptor, arena);
+            MemorySegment stub = LINKER.upcallStub(target, descriptor, arena);
+            NativeAccess.warnIfWasDisabled(owner, disabled);
+            return stub;
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(owner, e);
         }
@@ -123,11 +125,12 @@ public final class Upcalls implements AutoCloseable {
      */
     public static Switchable switchable(MethodHandles.Lookup lookup, String name, FunctionDescriptor descriptor) {
         Class<?> owner = lookup.lookupClass();
-        NativeAccess.warnIfDisabled(owner);
         MethodHandle target = target(lookup, name, descriptor);
         MutableCallSite site = new MutableCallSite(target);
+        boolean disabled = NativeAccess.disabled(owner);
         try {
             long address = LINKER.upcallStub(site.dynamicInvoker(), descriptor, Arena.global()).address();
+            NativeAccess.warnIfWasDisabled(owner, disabled);
             return new Switchable(site, target, address);
         } catch (IllegalCallerException e) {
             throw NativeAccess.denied(owner, e);
