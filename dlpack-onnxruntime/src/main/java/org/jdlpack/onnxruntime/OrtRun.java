@@ -39,14 +39,16 @@ final class OrtRun {
                              Set<String> copiedOutputs) throws OrtException {
         Objects.requireNonNull(session, "session");
         Objects.requireNonNull(copiedOutputs, "copiedOutputs");
-        if (guard != null) {
-            guard.borrow();
-        }
         OrtInput[] heldInputs = new OrtInput[inputs.size()];
         OrtOutput[] heldOutputs = new OrtOutput[outputs.size()];
         int inputCount = 0;
         int outputCount = 0;
+        boolean sessionHeld = false;
         try {
+            if (guard != null) {
+                guard.borrow();
+                sessionHeld = true;
+            }
             Wrapped wrapped = null; // memory wrapped tensors do not own: rare, so made only when there is some
             int capacity = inputs.size() + outputs.size();
             Map<String, OnnxTensor> in = new HashMap<>(inputs.size() * 2);
@@ -72,15 +74,36 @@ final class OrtRun {
             ScopeHold.during(wrapped.memory(), () -> result[0] = runNow(session, in, out, copiedOutputs), wrapped::freed);
             return result[0];
         } finally {
-            for (int i = 0; i < inputCount; i++) {
-                heldInputs[i].giveBack();
+            giveBack(heldInputs, inputCount, heldOutputs, outputCount, sessionHeld ? guard : null);
+        }
+    }
+
+    /**
+     * Gives back everything a run held, every piece even if one's release throws (a shared input
+     * closed during the run releases here): a session left held would make its close wait for ever.
+     */
+    private static void giveBack(OrtInput[] inputs, int inputCount, OrtOutput[] outputs, int outputCount, GuardedSession guard) {
+        RuntimeException failure = null;
+        for (int i = 0; i < inputCount + outputCount; i++) {
+            try {
+                if (i < inputCount) {
+                    inputs[i].giveBack();
+                } else {
+                    outputs[i - inputCount].giveBack();
+                }
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
             }
-            for (int i = 0; i < outputCount; i++) {
-                heldOutputs[i].giveBack();
-            }
-            if (guard != null) {
-                guard.giveBack();
-            }
+        }
+        if (guard != null) {
+            guard.giveBack(); // last: a close waiting for this run closes the session only after everything else is back
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

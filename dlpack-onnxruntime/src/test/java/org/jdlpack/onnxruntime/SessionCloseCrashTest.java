@@ -12,9 +12,11 @@ import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.ChildJvm;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Closing the session while bridge runs are in flight on other threads: a shared bridge, two
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * right values or was refused before ONNX Runtime saw it. In a child JVM, because the failure mode
  * is the process's death.
  */
+@ExtendWith(NothingLeftBehind.class)
 class SessionCloseCrashTest {
 
     private static final long N = 1L << 20;

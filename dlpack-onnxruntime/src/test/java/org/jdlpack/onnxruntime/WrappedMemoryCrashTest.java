@@ -12,7 +12,9 @@ import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.ChildJvm;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,6 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * unmapped when freed, so a read after the close faults instead of reading stale values. Runs in
  * a child JVM, because the failure mode is the process's death.
  */
+@ExtendWith(NothingLeftBehind.class)
 class WrappedMemoryCrashTest {
 
     private static final long N = 1L << 24; // 64 MiB of float32

@@ -110,11 +110,9 @@ public final class ScopeHold {
         try {
             frame.getAsInt();
         } finally {
-            if (outer == null) {
-                CURRENT.remove();
-            } else {
-                CURRENT.set(outer);
-            }
+            // set, not remove: the entry stays for the next hold on this thread (a removed one is a new
+            // weak reference per run). It holds nothing after a hold but the outer frame, or null.
+            CURRENT.set(outer);
         }
         frame.rethrow();
     }
