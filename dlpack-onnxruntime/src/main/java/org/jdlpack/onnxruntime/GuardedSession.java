@@ -18,7 +18,10 @@ import ai.onnxruntime.OrtSession;
  * {@snippet :
  * OrtBridge ort = OrtBridge.of(env).shared();
  * try (GuardedSession session = GuardedSession.of(env.createSession("model.onnx"))) {
- *     executor.submit(() -> ort.run(session, Map.of("x", x), Map.of("y", y)));   // any thread, many at once
+ *     executor.submit(() -> {                                     // any thread, many runs at once
+ *         ort.run(session, Map.of("x", x), Map.of("y", y));
+ *         return null;
+ *     });
  * }   // waits for the runs in flight, then closes the OrtSession; later runs are refused
  * }
  *

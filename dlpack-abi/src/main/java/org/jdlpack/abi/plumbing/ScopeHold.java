@@ -41,7 +41,11 @@ import java.util.function.IntSupplier;
 @SuppressWarnings("restricted")
 public final class ScopeHold {
 
-    /** Code run while the scopes are held. */
+    /**
+     * Code run while the scopes are held.
+     *
+     * @param <X> the checked exception it may throw
+     */
     @FunctionalInterface
     public interface Action<X extends Exception> {
         /**
