@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Closing the session while bridge runs are in flight on other threads: a shared bridge, two
+ * Closing the session while bridge runs are in flight on other threads: a shared bridge, three
  * threads running a 1 Mi-float identity model in a loop, the main thread closing the session
  * once both have run. A bare {@link OrtSession}'s close frees its native state under the runs
  * (SIGSEGV in libonnxruntime.so, the JVM dies); a {@link GuardedSession}'s close refuses new
@@ -31,6 +31,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class SessionCloseCrashTest {
 
     private static final long N = 1L << 20;
+    /** Runner threads: more make it likelier that the bare session's close lands inside a run. */
+    private static final int THREADS = 3;
 
     /** Child JVM: {@code guarded} or {@code bare}. One RESULT line. */
     public static void main(String[] args) throws Exception {
@@ -48,7 +50,7 @@ class SessionCloseCrashTest {
                 source.host().setFloat(i, i);
             }
             List<Thread> runners = new ArrayList<>();
-            for (int t = 0; t < 2; t++) {
+            for (int t = 0; t < THREADS; t++) {
                 runners.add(Thread.ofPlatform().start(() -> {
                     try (OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, N)) {
                         while (true) {
@@ -94,20 +96,23 @@ class SessionCloseCrashTest {
     void closingAGuardedSessionWaitsForTheRunsInFlight() {
         ChildJvm.Outcome outcome = ChildJvm.create().options("-Xmx256m").timeoutSeconds(180).run(SessionCloseCrashTest.class, "guarded");
         assertThat(outcome.exitCode()).as(outcome.output()).isZero();
-        assertThat(outcome.result()).as(outcome.output()).isEqualTo("RESULT refused=2 wrong=0 other=0 inFlight=0 exports=0 owners=0");
+        assertThat(outcome.result()).as(outcome.output())
+                .isEqualTo("RESULT refused=" + THREADS + " wrong=0 other=0 inFlight=0 exports=0 owners=0");
     }
 
     /**
-     * The same with the bare session, to show what the guard prevents: here the child died every
-     * time (SIGSEGV in libonnxruntime.so); a close that happens to land between runs leaves
-     * nothing to show, which is not the guard's failure.
+     * The same with the bare session, to show what the guard prevents: here the child died (SIGSEGV
+     * in libonnxruntime.so+0x24c0f0) in 3 of 5 runs; a close that lands between
+     * runs (each thread then gets ONNX Runtime's own "closed OrtSession" refusal) leaves nothing to
+     * show, which is not the guard's failure.
      */
     @Test
     void closingABareSessionUnderItsRunsCrashes() {
         ChildJvm.Outcome outcome = ChildJvm.create().options("-Xmx256m").timeoutSeconds(180).run(SessionCloseCrashTest.class, "bare");
         System.out.println("bare: exit " + outcome.exitCode() + " " + outcome.result() + outcome.output().lines()
-                .filter(l -> l.contains("SIGSEGV") || l.contains("Problematic frame") || l.startsWith("# C ")).toList());
+                .filter(l -> l.contains("SIGSEGV") || l.contains("Problematic frame") || l.startsWith("# C ") || l.contains("Exception"))
+                .toList());
         Assumptions.assumeTrue(outcome.exitCode() != 0, "the close landed between runs in this child: " + outcome.result());
-        assertThat(outcome.output()).doesNotContain("RESULT refused=2 wrong=0 other=0");
+        assertThat(outcome.output()).doesNotContain("RESULT refused=" + THREADS + " wrong=0 other=0");
     }
 }
