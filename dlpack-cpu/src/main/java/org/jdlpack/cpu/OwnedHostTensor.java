@@ -14,6 +14,7 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.plumbing.OwnerName;
+import org.jdlpack.cpu.internal.WrappedMemory;
 
 /**
  * A Java-owned tensor in host memory that can be exported to native consumers without copying.
@@ -52,14 +53,22 @@ public final class OwnedHostTensor implements AutoCloseable {
     /** The alignment of memory allocated here, in bytes. */
     public static final long ALIGNMENT = 256;
 
+    static {
+        // For ONNX Runtime's bridge, which must hold a wrapped segment's scope itself: not public API.
+        WrappedMemory.install(tensor -> tensor.wrapped ? tensor.spec.data() : null);
+    }
+
     private final TensorSpec spec;
     private final ExportOwner owner;
     private final HostTensorView host;
+    /** Whether the memory is the caller's ({@link #wrap}): its arena may close whatever this tensor's references say. */
+    private final boolean wrapped;
 
-    private OwnedHostTensor(TensorSpec spec, ExportOwner owner) {
+    private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped) {
         this.spec = spec;
         this.owner = owner;
         this.host = HostTensorView.of(spec, owner);
+        this.wrapped = wrapped;
     }
 
     /**
@@ -95,7 +104,7 @@ public final class OwnedHostTensor implements AutoCloseable {
             throw e;
         }
         TensorSpec spec = TensorSpec.builder(data, layout).build();
-        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(arena, spec), arena::close));
+        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(arena, spec), arena::close), false);
     }
 
     /**
@@ -103,8 +112,11 @@ public final class OwnedHostTensor implements AutoCloseable {
      * this tensor is closed and every export of it has been deleted (or, for a tensor forgotten
      * unclosed, on the safety net's thread after garbage collection). {@code release} must not
      * refer to this tensor: it would keep the tensor reachable and the safety net could not release
-     * it. The memory must stay valid until {@code release} runs: native consumers (and ONNX
-     * Runtime) read it through raw addresses.
+     * it. The memory must stay valid until {@code release} runs: native consumers read it through
+     * raw addresses, and this tensor's references (its exports) cannot keep memory alive that it
+     * does not own; closing the segment's arena first leaves every export pointing at freed
+     * memory. (dlpack-onnxruntime checks a wrapped segment before each run and holds its scope
+     * during the run, so there the early close is refused; a C consumer has no such guard.)
      *
      * @param spec    the memory and its layout, on a host-accessible device
      * @param release frees the memory, or does nothing if someone else owns it
@@ -115,7 +127,8 @@ public final class OwnedHostTensor implements AutoCloseable {
         if (!spec.device().isHostAccessible()) {
             throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
-        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")));
+        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
+                true);
     }
 
     /**

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * memory is released (the {@code OnnxTensor} closed first, then whatever holds the memory) only
  * when it is closed and no run holds it. A confined lease admits its creating thread only, so a
  * close can never overlap a run; a shared one admits any thread and defers the release of a close
- * that comes during a run to the end of that run.
+ * that comes during a run to the end of that run. An object forgotten unclosed cannot be in a run
+ * (a run holds it), and its {@link Release} is run by the safety net instead.
  */
 final class Lease {
 
@@ -21,9 +22,10 @@ final class Lease {
     private final Thread thread;
     /** Named in messages, made only when one is thrown. */
     private final Object owner;
-    private final Runnable release;
+    /** Also the safety net's entry for {@link #owner}: whichever of the two runs it first runs it alone. */
+    private final Release release;
 
-    Lease(boolean shared, Object owner, Runnable release) {
+    Lease(boolean shared, Object owner, Release release) {
         this.thread = shared ? null : Thread.currentThread();
         this.owner = owner;
         this.release = release;

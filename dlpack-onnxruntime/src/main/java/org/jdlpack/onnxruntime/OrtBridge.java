@@ -1,25 +1,14 @@
 package org.jdlpack.onnxruntime;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
-import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
-import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
-import ai.onnxruntime.TensorInfo;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
@@ -38,14 +27,22 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * {@snippet :
  * OrtEnvironment env = OrtEnvironment.getEnvironment();
  * OrtBridge ort = OrtBridge.of(env);
- * try (OrtSession session = env.createSession("model.onnx");
+ * try (GuardedSession session = GuardedSession.of(env.createSession("model.onnx")); // its close waits for runs
  *      OrtInput x = ort.input(imported);                          // zero-copy; imported is moved in, dead now
  *      OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
  *     ort.run(session, Map.of("x", x), Map.of("y", y));           // ONNX Runtime writes into y's memory
  *     float first = y.host().getFloat(0);
- *     ExportedTensor forNumPy = y.tensor().export();         // to any DLPack consumer, no copy
+ *     ExportedTensor forNumPy = y.tensor().export();              // to any DLPack consumer, no copy
  * }
  * }
+ *
+ * <h2 id="sessions">Sessions</h2>
+ * ONNX Runtime frees a session in {@link OrtSession#close()} even while other threads are inside
+ * its {@code run}, and they crash the JVM. Run a {@link GuardedSession} (the overloads of
+ * {@code run} that take one): the bridge holds it for the duration of each run as it holds the
+ * inputs and outputs, and its {@code close()} refuses new runs and waits for those in flight. The
+ * overloads that take a bare {@link OrtSession} hold nothing of the session: close it only when no
+ * run can be in flight.
  *
  * <h2>Inputs</h2>
  * A compact row-major tensor in host memory, of a type ONNX Runtime's Java API has, becomes an
@@ -59,7 +56,11 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *       after the {@code OnnxTensor}.</li>
  *   <li>{@link #input(OwnedHostTensor)} takes a reference on the tensor's memory (an export kept
  *       unconsumed): closing your tensor first is safe, the memory lives until the input
- *       closes.</li>
+ *       closes. A tensor that wraps memory it does not own ({@link OwnedHostTensor#wrap}) cannot
+ *       keep that memory alive: each run checks that its segment's arena is open and holds its
+ *       scope while ONNX Runtime reads it, so closing the arena is refused before a run (an
+ *       {@link IllegalStateException} naming the input) or during one (the arena's
+ *       {@code close()} throws).</li>
  *   <li>{@link #input(HostTensorView)} borrows: a view has no owner to hold. It is read in place
  *       only when its memory is native and confined to this thread (an {@code Arena.ofConfined()},
  *       a confined import): then only this thread can free it, the input is confined to this
@@ -72,8 +73,9 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *
  * <h2>Outputs</h2>
  * {@link #output(OwnedHostTensor)} and {@link #allocateOutput} pin an output: ONNX Runtime writes
- * into the tensor's memory. Read-only and non-compact tensors are refused (ONNX Runtime would write
- * into read-only memory without complaint). An output whose shape is known only after the run
+ * into the tensor's memory, which the output holds as an input holds its tensor's (a wrapped
+ * tensor's segment is checked and held by each run). Read-only and non-compact tensors are refused
+ * (ONNX Runtime would write into read-only memory without complaint). An output whose shape is known only after the run
  * is left to ONNX Runtime to allocate and copied once into an {@link OwnedHostTensor}:
  * {@link #run(OrtSession, Map, Map, Set)}.
  *
@@ -91,8 +93,13 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * {@link #shared()} they may be run and closed from any thread, several runs may read one input at
  * once, and a close during a run takes effect when the run returns; closing a shared input that
  * owns an import costs a JVM-wide handshake (tens of microseconds). A pinned output is written by
- * one run at a time: a concurrent second run naming it is refused. {@code OrtSession.run} itself
- * may be called from many threads at once.
+ * one run at a time: a concurrent second run naming it is refused. A session may be run from many
+ * threads at once; see <a href="#sessions">Sessions</a> for closing it.
+ *
+ * <h2>Forgotten inputs and outputs</h2>
+ * An input or output that becomes unreachable unclosed is released by the safety net after garbage
+ * collection (its {@code OnnxTensor}, then its hold on the memory) and reported as a leak by its
+ * own name, counted in {@link org.jdlpack.abi.DLPackStats#leaksReported()}.
  */
 public final class OrtBridge {
 
@@ -100,18 +107,18 @@ public final class OrtBridge {
      * The most bytes one tensor may hold: ONNX Runtime's Java API takes tensors as
      * {@link ByteBuffer}s, which the JDK and ONNX Runtime limit to 2<sup>31</sup> - 9 bytes.
      */
-    public static final long MAX_TENSOR_BYTES = Integer.MAX_VALUE - 8;
-
-    private static final long COPY_ALIGNMENT = 64;
+    public static final long MAX_TENSOR_BYTES = OrtTensors.MAX_TENSOR_BYTES;
 
     private final OrtEnvironment environment;
     private final boolean zeroCopyOnly;
     private final boolean shared;
+    private final OrtTensors tensors;
 
     private OrtBridge(OrtEnvironment environment, boolean zeroCopyOnly, boolean shared) {
         this.environment = environment;
         this.zeroCopyOnly = zeroCopyOnly;
         this.shared = shared;
+        this.tensors = new OrtTensors(environment, zeroCopyOnly, shared);
     }
 
     /**
@@ -171,29 +178,7 @@ public final class OrtBridge {
      * @throws OrtException               if ONNX Runtime refuses the tensor (the deleter has run)
      */
     public OrtInput input(ImportedTensor tensor) throws OrtException {
-        Objects.requireNonNull(tensor, "tensor");
-        TensorLayout layout = tensor.layout();
-        long address = tensor.managedTensorAddress();
-        String struct = tensor.kind().structName();
-        Supplier<String> source = () -> "the ImportedTensor of the " + struct + " at 0x" + Long.toHexString(address);
-        OnnxJavaType type = check(source, tensor.device(), layout);
-        String copyReason = copyReasonOrRefuse(source, layout, null);
-        ImportedTensor mine = tensor.moveTo(shared ? ImportLifetime.SHARED : ImportLifetime.CONFINED);
-        if (copyReason != null) {
-            try {
-                return copied(HostTensorView.of(mine), type, source, copyReason);
-            } finally {
-                mine.close(); // the copy is ONNX Runtime's now: the producer may free its memory
-            }
-        }
-        try {
-            MemorySegment data = mine.hostSegment();
-            return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(), null,
-                    source, shared, mine::close);
-        } catch (OrtException | RuntimeException | Error e) {
-            mine.close();
-            throw e;
-        }
+        return tensors.input(Objects.requireNonNull(tensor, "tensor"));
     }
 
     /**
@@ -208,23 +193,7 @@ public final class OrtBridge {
      * @throws OrtException             if ONNX Runtime refuses the tensor
      */
     public OrtInput input(OwnedHostTensor tensor) throws OrtException {
-        Objects.requireNonNull(tensor, "tensor");
-        Supplier<String> source = tensor::toString;
-        TensorLayout layout = tensor.spec().layout();
-        OnnxJavaType type = check(source, tensor.spec().device(), layout);
-        String copyReason = copyReasonOrRefuse(source, layout, null);
-        if (copyReason != null) {
-            return copied(tensor.host(), type, source, copyReason);
-        }
-        ExportedTensor hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may read it
-        try {
-            MemorySegment data = tensor.host().segment();
-            return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(), null,
-                    source, shared, hold::close);
-        } catch (OrtException | RuntimeException | Error e) {
-            hold.close();
-            throw e;
-        }
+        return tensors.input(Objects.requireNonNull(tensor, "tensor"));
     }
 
     /**
@@ -245,40 +214,7 @@ public final class OrtBridge {
      * @throws OrtException             if ONNX Runtime refuses the tensor
      */
     public OrtInput input(HostTensorView view) throws OrtException {
-        Objects.requireNonNull(view, "view");
-        TensorLayout layout = view.layout();
-        Supplier<String> source = () -> "a HostTensorView[" + layout + "]";
-        OnnxJavaType type = check(source, DLDevice.CPU, layout);
-        MemorySegment data = view.segment();
-        if (!data.scope().isAlive()) {
-            throw new IllegalStateException(source.get() + ": its memory was freed (its arena or tensor was closed)");
-        }
-        String copyReason = copyReasonOrRefuse(source, layout, borrowedCopyReason(data));
-        if (copyReason != null) {
-            return copied(view, type, source, copyReason);
-        }
-        return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(), data.scope(),
-                source, false, () -> { });
-    }
-
-    /** Why a compact view's memory cannot be read in place, or null if it can. */
-    private String borrowedCopyReason(MemorySegment data) {
-        if (!data.isNative()) {
-            return "the view is over heap memory, which ONNX Runtime's Java API does not read in place";
-        }
-        if (shared) {
-            return "a shared bridge's inputs may run on any thread, and a view has no owner the input could hold";
-        }
-        if (!data.isAccessibleBy(Thread.currentThread()) || data.isAccessibleBy(OtherThread.INSTANCE)) {
-            return "the view borrows memory that another thread (or its owner) could free while ONNX Runtime reads it; "
-                    + "pass its owner (OwnedHostTensor, ImportedTensor) for zero copy";
-        }
-        return null;
-    }
-
-    /** A thread that owns no arena, to tell a confined segment from a shared one. Made when first needed. */
-    private static final class OtherThread {
-        static final Thread INSTANCE = Thread.ofVirtual().unstarted(() -> { });
+        return tensors.input(Objects.requireNonNull(view, "view"));
     }
 
     // ------------------------------------------------------------------ outputs
@@ -297,7 +233,7 @@ public final class OrtBridge {
      * @throws OrtException             if ONNX Runtime refuses the tensor
      */
     public OrtOutput output(OwnedHostTensor tensor) throws OrtException {
-        return output(tensor, false);
+        return tensors.output(Objects.requireNonNull(tensor, "tensor"), false);
     }
 
     /**
@@ -312,41 +248,12 @@ public final class OrtBridge {
      */
     public OrtOutput allocateOutput(DLDataType dtype, long... shape) throws OrtException {
         TensorLayout layout = TensorLayout.of(dtype, shape);
-        check(() -> "an output of " + layout, DLDevice.CPU, layout);
+        OrtTensors.check(() -> "an output of " + layout, DLDevice.CPU, layout);
         OwnedHostTensor tensor = OwnedHostTensor.allocate(dtype, shape);
         try {
-            return output(tensor, true);
+            return tensors.output(tensor, true);
         } catch (OrtException | RuntimeException | Error e) {
             tensor.close();
-            throw e;
-        }
-    }
-
-    private OrtOutput output(OwnedHostTensor tensor, boolean owns) throws OrtException {
-        Objects.requireNonNull(tensor, "tensor");
-        TensorLayout layout = tensor.spec().layout();
-        Supplier<String> source = tensor::toString;
-        if (layout.isReadOnly() || tensor.host().segment().isReadOnly()) {
-            throw new IllegalArgumentException(source.get() + " is READ_ONLY and cannot be an output: ONNX Runtime would write into it "
-                    + "(it does not check); pin a writable tensor");
-        }
-        if (!layout.isCompactRowMajor()) {
-            throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
-                    + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
-        }
-        OnnxJavaType type = check(source, tensor.spec().device(), layout);
-        ExportedTensor hold = tensor.export(); // the memory's reference for as long as ONNX Runtime may write it
-        try {
-            OnnxTensor onnx = tensorOver(tensor.host().segment(), layout.shape(), type);
-            return new OrtOutput(onnx, tensor, shared, owns ? () -> {
-                try {
-                    hold.close();
-                } finally {
-                    tensor.close();
-                }
-            } : hold::close);
-        } catch (OrtException | RuntimeException | Error e) {
-            hold.close();
             throw e;
         }
     }
@@ -354,16 +261,58 @@ public final class OrtBridge {
     // ------------------------------------------------------------------ runs
 
     /**
-     * Runs {@code session}: ONNX Runtime reads the inputs in place and writes every output into
-     * its pinned memory. Every input and output is checked first (open, on the right thread, an
-     * output not being written by another run) and held for the duration of the run, so none can
-     * be released under ONNX Runtime.
+     * Runs a guarded session: ONNX Runtime reads the inputs in place and writes every output into
+     * its pinned memory. The session, every input and every output are checked first (open, on the
+     * right thread, an output not being written by another run) and held for the duration of the
+     * run, so none can be released under ONNX Runtime: a {@link GuardedSession#close()} meanwhile
+     * waits for this run to return.
      *
      * @param session the session; may be run concurrently from many threads
      * @param inputs  the model's inputs by name
      * @param outputs the outputs to write, by name: every output of the model you want
-     * @throws IllegalStateException if an input or output was closed, an input's borrowed memory
-     *                               was freed, or an output is being written by another run
+     * @throws IllegalStateException if the session, an input or an output was closed, the memory
+     *                               an input or output borrows was freed, or an output is being
+     *                               written by another run
+     * @throws WrongThreadException  if an input or output is confined to another thread
+     * @throws OrtException          if ONNX Runtime fails (wrong names, shapes or types)
+     */
+    public void run(GuardedSession session, Map<String, OrtInput> inputs, Map<String, OrtOutput> outputs) throws OrtException {
+        run(session, inputs, outputs, Set.of());
+    }
+
+    /**
+     * Runs a guarded session as {@link #run(GuardedSession, Map, Map)} does, and lets ONNX Runtime
+     * allocate the outputs named in {@code copiedOutputs}, as
+     * {@link #run(OrtSession, Map, Map, Set)} describes.
+     *
+     * @param session       the session
+     * @param inputs        the model's inputs by name
+     * @param outputs       the pinned outputs by name
+     * @param copiedOutputs names of outputs for ONNX Runtime to allocate, distinct from the pinned ones
+     * @return the copied outputs; close them
+     * @throws IllegalArgumentException if a copied output is not a tensor of a DLPack type
+     * @throws IllegalStateException    as {@link #run(GuardedSession, Map, Map)}
+     * @throws WrongThreadException     as {@link #run(GuardedSession, Map, Map)}
+     * @throws OrtException             if ONNX Runtime fails
+     */
+    public CopiedOutputs run(GuardedSession session, Map<String, OrtInput> inputs, Map<String, OrtOutput> outputs,
+                             Set<String> copiedOutputs) throws OrtException {
+        Objects.requireNonNull(session, "session");
+        return OrtRun.run(session, session.session(), inputs, outputs, copiedOutputs);
+    }
+
+    /**
+     * Runs a bare session as {@link #run(GuardedSession, Map, Map)} does, holding its inputs and
+     * outputs but not the session: closing {@code session} while this run is in flight frees it
+     * under ONNX Runtime and kills the JVM. Close it only once every run has returned, or run a
+     * {@link GuardedSession}.
+     *
+     * @param session the session; may be run concurrently from many threads, and must outlive every run
+     * @param inputs  the model's inputs by name
+     * @param outputs the outputs to write, by name: every output of the model you want
+     * @throws IllegalStateException if an input or output was closed, the memory an input or
+     *                               output borrows was freed, or an output is being written by
+     *                               another run
      * @throws WrongThreadException  if an input or output is confined to another thread
      * @throws OrtException          if ONNX Runtime fails (wrong names, shapes or types)
      */
@@ -372,12 +321,13 @@ public final class OrtBridge {
     }
 
     /**
-     * Runs {@code session} as {@link #run(OrtSession, Map, Map)} does, and lets ONNX Runtime
+     * Runs a bare session as {@link #run(OrtSession, Map, Map)} does (the session must outlive the
+     * run), and lets ONNX Runtime
      * allocate the outputs named in {@code copiedOutputs} (those whose shape is known only after
      * the run), each then copied into an {@link OwnedHostTensor}; see {@link CopiedOutputs} for
      * what that costs. Unsigned outputs keep their type (uint16/32/64 included).
      *
-     * @param session       the session
+     * @param session       the session; must outlive the run
      * @param inputs        the model's inputs by name
      * @param outputs       the pinned outputs by name
      * @param copiedOutputs names of outputs for ONNX Runtime to allocate, distinct from the pinned ones
@@ -389,126 +339,7 @@ public final class OrtBridge {
      */
     public CopiedOutputs run(OrtSession session, Map<String, OrtInput> inputs, Map<String, OrtOutput> outputs,
                              Set<String> copiedOutputs) throws OrtException {
-        Objects.requireNonNull(session, "session");
-        OrtInput[] heldInputs = new OrtInput[inputs.size()];
-        OrtOutput[] heldOutputs = new OrtOutput[outputs.size()];
-        int inputCount = 0;
-        int outputCount = 0;
-        try {
-            Map<String, OnnxTensor> in = new HashMap<>(inputs.size() * 2);
-            for (Map.Entry<String, OrtInput> e : inputs.entrySet()) {
-                OrtInput input = Objects.requireNonNull(e.getValue(), () -> "input " + e.getKey());
-                in.put(e.getKey(), input.borrow());
-                heldInputs[inputCount++] = input;
-            }
-            Map<String, OnnxTensor> out = new HashMap<>(outputs.size() * 2);
-            for (Map.Entry<String, OrtOutput> e : outputs.entrySet()) {
-                OrtOutput output = Objects.requireNonNull(e.getValue(), () -> "output " + e.getKey());
-                out.put(e.getKey(), output.borrow());
-                heldOutputs[outputCount++] = output;
-            }
-            if (copiedOutputs.isEmpty()) {
-                session.run(in, out).close(); // the result holds only the pinned outputs, which it does not own
-                return CopiedOutputs.NONE;
-            }
-            try (OrtSession.Result result = session.run(in, copiedOutputs, out)) {
-                return copyOut(result, copiedOutputs);
-            }
-        } finally {
-            for (int i = 0; i < inputCount; i++) {
-                heldInputs[i].giveBack();
-            }
-            for (int i = 0; i < outputCount; i++) {
-                heldOutputs[i].giveBack();
-            }
-        }
-    }
-
-    private static CopiedOutputs copyOut(OrtSession.Result result, Set<String> names) {
-        LinkedHashMap<String, OwnedHostTensor> copies = new LinkedHashMap<>();
-        try {
-            for (Map.Entry<String, OnnxValue> entry : result) {
-                if (!names.contains(entry.getKey())) {
-                    continue;
-                }
-                if (!(entry.getValue() instanceof OnnxTensor value)) {
-                    throw new IllegalArgumentException("output " + entry.getKey() + " is a " + entry.getValue().getType()
-                            + ", not a tensor; read it through ONNX Runtime's own API");
-                }
-                TensorInfo info = value.getInfo();
-                DLDataType dtype = OrtTypes.dtypeOf(info).orElseThrow(() -> new IllegalArgumentException("output "
-                        + entry.getKey() + " is a tensor of " + info.onnxType + ", which has no DLPack type"));
-                OwnedHostTensor copy = OwnedHostTensor.allocate(dtype, info.getShape());
-                copies.put(entry.getKey(), copy);
-                ByteBuffer bytes = value.getByteBuffer(); // ONNX Runtime's copy, on the heap
-                MemorySegment target = copy.host().segment();
-                MemorySegment.copy(MemorySegment.ofBuffer(bytes), 0, target, 0, target.byteSize());
-            }
-            return new CopiedOutputs(copies);
-        } catch (RuntimeException | Error e) {
-            copies.values().forEach(OwnedHostTensor::close);
-            throw e;
-        }
-    }
-
-    // ------------------------------------------------------------------ shared steps
-
-    /** Checks device, type and size; returns ONNX Runtime's type. Throws naming {@code source}. */
-    private static OnnxJavaType check(Supplier<String> source, DLDevice device, TensorLayout layout) {
-        if (!device.isHostAccessible()) {
-            throw new UnsupportedDeviceException(device, source.get() + " is on " + device + ", which ONNX Runtime's CPU sessions "
-                    + "cannot read; copy it to host memory first");
-        }
-        OnnxJavaType type = OrtTypes.javaType(layout.dtype()).orElseThrow(() -> OrtTypes.refusal(layout.dtype(), source.get()));
-        long bytes = Math.multiplyExact(layout.elementCount(), (long) (layout.dtype().bits() / 8));
-        if (bytes > MAX_TENSOR_BYTES) {
-            throw new IllegalArgumentException(source.get() + " holds " + bytes + " bytes; ONNX Runtime's Java API takes at most "
-                    + MAX_TENSOR_BYTES + " bytes (2 GiB - 9) per tensor, the limit of a java.nio.ByteBuffer; split it (a "
-                    + "smaller batch)");
-        }
-        return type;
-    }
-
-    /** Why the values must be copied (null: they need not), or a refusal if this bridge never copies. */
-    private String copyReasonOrRefuse(Supplier<String> source, TensorLayout layout, String memoryReason) {
-        String reason = !layout.isCompactRowMajor()
-                ? "the tensor is not compact row-major (shape " + Arrays.toString(layout.shape()) + ", strides "
-                        + Arrays.toString(layout.strides()) + "), and ONNX Runtime reads compact tensors"
-                : memoryReason;
-        if (reason != null && zeroCopyOnly) {
-            throw new IllegalArgumentException("zero-copy input refused for " + source.get() + ": " + reason);
-        }
-        return reason;
-    }
-
-    /** Copies {@code source}'s values once into compact memory this input owns. */
-    private OrtInput copied(HostTensorView source, OnnxJavaType type, Supplier<String> description, String reason)
-            throws OrtException {
-        TensorLayout layout = source.layout();
-        TensorLayout target = compact(layout);
-        Arena arena = shared ? Arena.ofShared() : Arena.ofConfined();
-        try {
-            MemorySegment copy = arena.allocate(target.extent().byteSize(), COPY_ALIGNMENT);
-            source.copyTo(HostTensorView.of(copy, target));
-            return new OrtInput(tensorOver(copy, layout.shape(), type), target, copy.address(),
-                    Optional.of(reason + "; its values were copied once into compact memory"), null, description, shared,
-                    arena::close);
-        } catch (OrtException | RuntimeException | Error e) {
-            arena.close();
-            throw e;
-        }
-    }
-
-    /** The layout ONNX Runtime reads: the source's own when it is compact from element 0, else a compact one. */
-    private static TensorLayout compact(TensorLayout layout) {
-        return layout.isCompactRowMajor() && layout.byteOffset() == 0 ? layout : TensorLayout.of(layout.dtype(), layout.shape());
-    }
-
-    /** An OnnxTensor over {@code data} (element 0 first, compact), through a native-order direct buffer: no copy. */
-    private OnnxTensor tensorOver(MemorySegment data, long[] shape, OnnxJavaType type) throws OrtException {
-        // An empty tensor may have no address at all (NULL data); ONNX Runtime gets an empty buffer of its own.
-        ByteBuffer buffer = data.byteSize() == 0 ? ByteBuffer.allocateDirect(0) : data.asByteBuffer();
-        return OnnxTensor.createTensor(environment, buffer.order(ByteOrder.nativeOrder()), shape, type);
+        return OrtRun.run(null, session, inputs, outputs, copiedOutputs);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package org.jdlpack.onnxruntime;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -24,6 +25,11 @@ import org.jdlpack.abi.TensorLayout;
  * that made it, and nowhere else ({@link WrongThreadException}). One made by
  * {@link OrtBridge#shared()} may be used by many runs at once on any threads, and closed on any
  * thread; a close during a run takes effect when the last run holding the input returns.
+ *
+ * <p>An input forgotten unclosed is released by the safety net after garbage collection and
+ * reported as a leak by its own name ({@code OrtInput[... from OwnedHostTensor[...]]}), with its
+ * creation site when leak tracking is on. What a confined input holds in its thread's arenas (a
+ * moved import, a copy) cannot be released from the safety net's thread: close inputs.
  */
 public final class OrtInput implements AutoCloseable {
 
@@ -31,27 +37,39 @@ public final class OrtInput implements AutoCloseable {
     private final TensorLayout layout;
     private final long address;
     private final Optional<String> copyReason;
-    /** The scope of borrowed memory (a confined view) checked before each run; null when this object holds the memory. */
-    private final MemorySegment.Scope borrowedScope;
+    /** Memory this input does not hold, checked before each run (null when the input holds its memory); see {@link Borrowed}. */
+    private final Borrowed borrowed;
     /** What the input reads, for messages: made only when one is. */
     private final Supplier<String> source;
     private final Lease lease;
 
-    OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, MemorySegment.Scope borrowedScope,
+    /**
+     * Memory a run must check (and, for a wrapped tensor, hold) because nothing this input holds
+     * keeps it alive: a confined view's (only this thread can free it, so a check suffices) or
+     * the segment an {@code OwnedHostTensor} wraps (the caller's arena may close on any thread, so
+     * the run holds its scope: {@link OrtRun}).
+     */
+    record Borrowed(MemorySegment memory, boolean holdDuringRun) {
+    }
+
+    OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, Borrowed borrowed,
              Supplier<String> source, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.layout = layout;
         this.address = address;
         this.copyReason = copyReason;
-        this.borrowedScope = borrowedScope;
+        this.borrowed = borrowed;
         this.source = source;
-        this.lease = new Lease(shared, this, () -> {
+        // Neither the name nor the action may reach this object: the safety net's entry keeps both.
+        Supplier<String> name = () -> "OrtInput[" + layout + " from " + source.get() + (copyReason.isPresent() ? ", a copy" : ", zero-copy")
+                + "]";
+        this.lease = new Lease(shared, this, new Release(this, name, () -> {
             try {
                 tensor.close();
             } finally {
                 releaseMemory.run();
             }
-        });
+        }));
     }
 
     /** {@return the layout ONNX Runtime reads: compact row-major, element type and shape of the source} */
@@ -90,16 +108,33 @@ public final class OrtInput implements AutoCloseable {
     /** Borrows the tensor for one run, after checking this input is open and its memory alive. */
     OnnxTensor borrow() {
         lease.borrow(false);
-        if (borrowedScope != null && !borrowedScope.isAlive()) {
+        if (borrowed != null && !borrowed.memory().scope().isAlive()) {
             lease.giveBack();
-            throw new IllegalStateException(this + ": the memory of the HostTensorView it reads was freed (its arena or tensor "
-                    + "was closed) before the run; close the OrtInput before the memory's owner, or pass the owner itself");
+            throw memoryFreed();
         }
         return tensor;
     }
 
+    /** {@return the segment the run must hold while ONNX Runtime reads it (a wrapped tensor's), or null} */
+    MemorySegment memoryToHold() {
+        return borrowed != null && borrowed.holdDuringRun() ? borrowed.memory() : null;
+    }
+
+    /** {@return the refusal of a run whose borrowed memory was freed} */
+    IllegalStateException memoryFreed() {
+        if (borrowed.holdDuringRun()) {
+            return new IllegalStateException(this + ": the memory it reads was freed before the run: the OwnedHostTensor wraps "
+                    + "a segment whose arena was closed, and a wrapped tensor's references cannot keep memory alive that it does "
+                    + "not own. Close that arena only after the OrtInput and the tensor (or let the tensor's release close it); "
+                    + "ONNX Runtime did not read it");
+        }
+        return new IllegalStateException(this + ": the memory of the HostTensorView it reads was freed (its arena or tensor "
+                + "was closed) before the run; close the OrtInput before the memory's owner, or pass the owner itself");
+    }
+
     void giveBack() {
         lease.giveBack();
+        Reference.reachabilityFence(this); // until the release has run: the safety net must not see this input forgotten
     }
 
     /**
@@ -111,6 +146,7 @@ public final class OrtInput implements AutoCloseable {
     @Override
     public void close() {
         lease.close();
+        Reference.reachabilityFence(this); // see giveBack
     }
 
     @Override

@@ -1,5 +1,9 @@
 package org.jdlpack.onnxruntime;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
+import java.util.function.Supplier;
+
 import ai.onnxruntime.OnnxTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
@@ -19,25 +23,34 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * <p>Threads: as {@link OrtInput}; in addition one output is written by one run at a time: a
  * second run that names it while the first has not returned is refused with
  * {@link IllegalStateException}, as both would write into the same memory.
+ *
+ * <p>An output forgotten unclosed is released by the safety net after garbage collection and
+ * reported as a leak by its own name ({@code OrtOutput[... in OwnedHostTensor[...]]}).
  */
 public final class OrtOutput implements AutoCloseable {
 
     private final OnnxTensor tensor;
     private final OwnedHostTensor memory;
     private final TensorLayout layout;
+    /** The segment of a wrapped tensor, whose arena is the caller's: checked and held during each run; else null. */
+    private final MemorySegment wrapped;
     private final Lease lease;
 
-    OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, boolean shared, Runnable releaseMemory) {
+    OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, MemorySegment wrapped, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.memory = memory;
         this.layout = memory.spec().layout();
-        this.lease = new Lease(shared, this, () -> {
+        this.wrapped = wrapped;
+        // Neither the name nor the action may reach this object: the safety net's entry keeps both.
+        TensorLayout layout = this.layout;
+        Supplier<String> name = () -> "OrtOutput[" + layout + " in " + memory + "]";
+        this.lease = new Lease(shared, this, new Release(this, name, () -> {
             try {
                 tensor.close();
             } finally {
                 releaseMemory.run();
             }
-        });
+        }));
     }
 
     /**
@@ -76,11 +89,29 @@ public final class OrtOutput implements AutoCloseable {
 
     OnnxTensor borrow() {
         lease.borrow(true);
+        if (wrapped != null && !wrapped.scope().isAlive()) {
+            lease.giveBack();
+            throw memoryFreed();
+        }
         return tensor;
+    }
+
+    /** {@return the segment the run must hold while ONNX Runtime writes it (a wrapped tensor's), or null} */
+    MemorySegment memoryToHold() {
+        return wrapped;
+    }
+
+    /** {@return the refusal of a run whose wrapped memory was freed} */
+    IllegalStateException memoryFreed() {
+        return new IllegalStateException(this + ": the memory it writes was freed before the run: the OwnedHostTensor wraps a "
+                + "segment whose arena was closed, and a wrapped tensor's references cannot keep memory alive that it does not "
+                + "own. Close that arena only after the OrtOutput and the tensor (or let the tensor's release close it); ONNX "
+                + "Runtime wrote nothing");
     }
 
     void giveBack() {
         lease.giveBack();
+        Reference.reachabilityFence(this); // until the release has run: the safety net must not see this output forgotten
     }
 
     /**
@@ -93,6 +124,7 @@ public final class OrtOutput implements AutoCloseable {
     @Override
     public void close() {
         lease.close();
+        Reference.reachabilityFence(this); // see giveBack
     }
 
     @Override

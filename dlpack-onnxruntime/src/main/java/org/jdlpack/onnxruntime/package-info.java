@@ -9,6 +9,8 @@
  *       until the input closes.</li>
  *   <li>{@link org.jdlpack.onnxruntime.OrtOutput}: a pinned output, written by ONNX Runtime into
  *       an {@code OwnedHostTensor} that exports to any DLPack consumer.</li>
+ *   <li>{@link org.jdlpack.onnxruntime.GuardedSession}: an {@code OrtSession} whose close waits
+ *       for the bridge's runs in flight.</li>
  *   <li>{@link org.jdlpack.onnxruntime.CopiedOutputs}: outputs ONNX Runtime allocated itself,
  *       copied into exportable tensors.</li>
  * </ul>
@@ -16,6 +18,7 @@
  * <p>ONNX Runtime reads and writes tensor memory through raw pointers, outside the FFM runtime's
  * lifetime checks: memory freed under it gives silently wrong numbers or a crash. The types here
  * order the releases so that cannot happen: the {@code OnnxTensor} never escapes, is closed before
- * the memory, and runs only after a check that everything it touches is open.
+ * the memory, and runs only after a check that everything it touches is open; a run holds what it
+ * touches (inputs, outputs, a guarded session, the memory of wrapped tensors) until it returns.
  */
 package org.jdlpack.onnxruntime;

@@ -32,7 +32,6 @@ import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -58,19 +57,6 @@ class OrtBridgeTest {
         tiny.close();
     }
 
-    /** Tensors a test hands to an input inline; closed after the test, as their owner would close them. */
-    private final List<OwnedHostTensor> owned = new ArrayList<>();
-
-    private OwnedHostTensor closedAfter(OwnedHostTensor tensor) {
-        owned.add(tensor);
-        return tensor;
-    }
-
-    @AfterEach
-    void closeOwned() {
-        owned.forEach(OwnedHostTensor::close);
-    }
-
     private static float[] floats(HostTensorView view) {
         float[] values = new float[Math.toIntExact(view.layout().elementCount())];
         view.copyTo(values);
@@ -89,7 +75,8 @@ class OrtBridgeTest {
                         .isEqualTo(producer.host().segment().address());
                 assertThat(imported.isAlive()).as("the import moved into the input").isFalse();
                 imported.close(); // does nothing: the input owns the managed tensor now
-                assertThat(DLPackStats.ownedManagedTensors()).as("the input's import and the output's hold").isEqualTo(2);
+                assertThat(DLPackStats.ownedManagedTensors()).as("the input's import (the output's hold is a bare export)")
+                        .isEqualTo(1);
 
                 ort.run(tiny, Map.of("x", x), Map.of("y", y));
                 assertThat(floats(y.host())).containsExactly(Models.tiny(X), within(1e-6f));
@@ -158,7 +145,7 @@ class OrtBridgeTest {
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("was freed");
             }
             // The refused run gave the output back: it runs again.
-            try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host())) {
+            try (OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4); OrtInput x = ort.input(source.host())) {
                 ort.run(tiny, Map.of("x", x), Map.of("y", y));
             }
         }
@@ -331,7 +318,8 @@ class OrtBridgeTest {
 
     @Test
     void anOnnxRuntimeFailureLeavesInputsAndOutputsUsable() throws OrtException {
-        try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4);
+             OrtInput x = ort.input(source.host());
              OrtOutput wrong = ort.allocateOutput(DLDataType.FLOAT32, 2, 4);
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
             assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", wrong))).isInstanceOf(OrtException.class)
@@ -344,14 +332,16 @@ class OrtBridgeTest {
 
     @Test
     void closedInputsAndOutputsAreRefusedBeforeOnnxRuntimeSeesThem() throws OrtException {
-        OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
+        OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4);
+        OrtInput x = ort.input(source.host());
+        source.close();
         OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3);
         x.close();
         x.close(); // a second close does nothing
         assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("was closed");
         y.close();
-        try (OrtInput fresh = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host())) {
+        try (OwnedHostTensor source2 = OwnedHostTensor.copyOf(X, 2, 4); OrtInput fresh = ort.input(source2.host())) {
             assertThatThrownBy(() -> ort.run(tiny, Map.of("x", fresh), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("OrtOutput").hasMessageContaining("was closed");
         }
@@ -359,7 +349,8 @@ class OrtBridgeTest {
 
     @Test
     void aConfinedInputRefusesOtherThreads() throws Exception {
-        try (OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)).host());
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4);
+             OrtInput x = ort.input(source.host());
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
             Thread other = Thread.ofVirtual().start(() -> {
                 assertThatThrownBy(() -> ort.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(WrongThreadException.class)
@@ -405,7 +396,9 @@ class OrtBridgeTest {
     void aPinnedOutputIsWrittenByOneRunAtATimeAndACloseDuringARunWaitsForIt() throws OrtException {
         OrtBridge shared = ort.shared();
         OrtOutput y = shared.allocateOutput(DLDataType.FLOAT32, 2, 3);
-        OrtInput x = shared.input(closedAfter(OwnedHostTensor.copyOf(X, 2, 4)));
+        OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4);
+        OrtInput x = shared.input(source);
+        source.close(); // the input holds the memory
         y.borrow(); // a run in flight on another thread
         assertThatThrownBy(() -> shared.run(tiny, Map.of("x", x), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("pinned output of another run");
@@ -421,7 +414,8 @@ class OrtBridgeTest {
     @Test
     void outputsOfUnknownShapeAreCopiedOnceIntoExportableTensors() throws OrtException {
         try (OrtSession nonzero = Models.session(env, "nonzero.onnx");
-             OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5)));
+             OwnedHostTensor source = OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5);
+             OrtInput x = ort.input(source);
              CopiedOutputs copies = ort.run(nonzero, Map.of("x", x), Map.of(), Set.of("y"))) {
             OwnedHostTensor y = copies.get("y");
             assertThat(y.spec().layout().dtype()).isEqualTo(DLDataType.INT64);
@@ -432,7 +426,8 @@ class OrtBridgeTest {
             assertThatThrownBy(() -> copies.get("z")).hasMessageContaining("[y]");
         }
         try (OrtSession cast = Models.session(env, "cast_uint32.onnx");
-             OrtInput x = ort.input(closedAfter(OwnedHostTensor.copyOf(new int[] {-1, 7}, 2)));
+             OwnedHostTensor source = OwnedHostTensor.copyOf(new int[] {-1, 7}, 2);
+             OrtInput x = ort.input(source);
              CopiedOutputs copies = ort.run(cast, Map.of("x", x), Map.of(), Set.of("y"))) {
             OwnedHostTensor y = copies.get("y");
             assertThat(y.spec().layout().dtype()).as("the unsigned type survives").isEqualTo(DLDataType.UINT32);
@@ -444,13 +439,15 @@ class OrtBridgeTest {
     @Test
     void emptyAndScalarTensorsRun() throws OrtException {
         try (OrtSession id = Models.session(env, "id_float.onnx");
-             OrtInput x = ort.input(closedAfter(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0)));
+             OwnedHostTensor empty = OwnedHostTensor.allocate(DLDataType.FLOAT32, 0);
+             OrtInput x = ort.input(empty);
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 0)) {
             ort.run(id, Map.of("x", x), Map.of("y", y));
             assertThat(y.layout().elementCount()).isZero();
         }
         try (OrtSession tinyAgain = Models.session(env, "tiny.onnx");
-             OrtInput x = ort.input(closedAfter(OwnedHostTensor.allocate(DLDataType.FLOAT32, 0, 4)));
+             OwnedHostTensor empty = OwnedHostTensor.allocate(DLDataType.FLOAT32, 0, 4);
+             OrtInput x = ort.input(empty);
              OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 0, 3)) {
             ort.run(tinyAgain, Map.of("x", x), Map.of("y", y));
         }

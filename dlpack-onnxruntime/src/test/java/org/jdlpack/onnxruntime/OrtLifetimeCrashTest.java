@@ -15,9 +15,11 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.ChildJvm;
 import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -29,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * libonnxruntime (exit 134); through {@link OrtBridge} the memory outlives the owner's close and
  * the values are right. (The child's exit status after the JVM's fatal error handler is 1 here.)
  */
+@ExtendWith(NothingLeftBehind.class)
 class OrtLifetimeCrashTest {
 
     private static final int ROWS = 1 << 18; // x [ROWS, 4] float32: 4 MiB

@@ -62,12 +62,13 @@ class ModularJarsTest {
                 "module-info.class"))));
         assertThat(abiExports).containsOnly(
                 Map.entry("org.jdlpack.abi", "everyone"),
-                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.onnxruntime, org.jdlpack.opencl, org.jdlpack.python]"));
+                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.onnxruntime, org.jdlpack.opencl, "
+                        + "org.jdlpack.python]"));
         Map<String, String> cpuExports = exports(ModuleDescriptor.read(ByteBuffer.wrap(read(root(MODULES.get("org.jdlpack.cpu")),
                 "module-info.class"))));
         assertThat(cpuExports).containsOnly(
                 Map.entry("org.jdlpack.cpu", "everyone"),
-                Map.entry("org.jdlpack.cpu.internal", "[org.jdlpack.cuda, org.jdlpack.opencl]"));
+                Map.entry("org.jdlpack.cpu.internal", "[org.jdlpack.cuda, org.jdlpack.onnxruntime, org.jdlpack.opencl]"));
         for (String name : List.of("org.jdlpack.cuda", "org.jdlpack.opencl", "org.jdlpack.onnxruntime")) {
             ModuleDescriptor descriptor = ModuleDescriptor.read(ByteBuffer.wrap(read(root(MODULES.get(name)), "module-info.class")));
             assertThat(descriptor.name()).isEqualTo(name);

@@ -1,0 +1,179 @@
+package org.jdlpack.onnxruntime;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.TensorInfo;
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.plumbing.ScopeHold;
+import org.jdlpack.cpu.OwnedHostTensor;
+
+/**
+ * One run of a session through the bridge, and its holds: the guarded session (if any), every
+ * input and output (open, on the right thread, an output written by this run alone), and the
+ * scopes of memory that wrapped tensors do not own, for exactly the duration of
+ * {@code OrtSession.run}. Everything held is given back when the run returns or throws.
+ *
+ * <p>Stateless: {@link #run} may be called from any thread, many at once.
+ */
+final class OrtRun {
+
+    private OrtRun() {
+    }
+
+    /**
+     * Runs {@code session} (guarded by {@code guard}, or not: null) with the inputs and pinned
+     * outputs, letting ONNX Runtime allocate {@code copiedOutputs}, which are copied out.
+     */
+    static CopiedOutputs run(GuardedSession guard, OrtSession session, Map<String, OrtInput> inputs, Map<String, OrtOutput> outputs,
+                             Set<String> copiedOutputs) throws OrtException {
+        Objects.requireNonNull(session, "session");
+        Objects.requireNonNull(copiedOutputs, "copiedOutputs");
+        OrtInput[] heldInputs = new OrtInput[inputs.size()];
+        OrtOutput[] heldOutputs = new OrtOutput[outputs.size()];
+        int inputCount = 0;
+        int outputCount = 0;
+        boolean sessionHeld = false;
+        try {
+            if (guard != null) {
+                guard.borrow();
+                sessionHeld = true;
+            }
+            Wrapped wrapped = null; // memory wrapped tensors do not own: rare, so made only when there is some
+            int capacity = inputs.size() + outputs.size();
+            Map<String, OnnxTensor> in = new HashMap<>(inputs.size() * 2);
+            for (Map.Entry<String, OrtInput> e : inputs.entrySet()) {
+                OrtInput input = Objects.requireNonNull(e.getValue(), () -> "input " + e.getKey());
+                in.put(e.getKey(), input.borrow());
+                heldInputs[inputCount++] = input;
+                wrapped = Wrapped.add(wrapped, capacity, input.memoryToHold(), input);
+            }
+            Map<String, OnnxTensor> out = new HashMap<>(outputs.size() * 2);
+            for (Map.Entry<String, OrtOutput> e : outputs.entrySet()) {
+                OrtOutput output = Objects.requireNonNull(e.getValue(), () -> "output " + e.getKey());
+                out.put(e.getKey(), output.borrow());
+                heldOutputs[outputCount++] = output;
+                wrapped = Wrapped.add(wrapped, capacity, output.memoryToHold(), output);
+            }
+            if (wrapped == null) {
+                return runNow(session, in, out, copiedOutputs);
+            }
+            // The caller's arena of a wrapped tensor could close on another thread in the middle of
+            // the run: its scope is held (such a close throws) until ONNX Runtime returns.
+            CopiedOutputs[] result = new CopiedOutputs[1];
+            ScopeHold.during(wrapped.memory(), () -> result[0] = runNow(session, in, out, copiedOutputs), wrapped::freed);
+            return result[0];
+        } finally {
+            giveBack(heldInputs, inputCount, heldOutputs, outputCount, sessionHeld ? guard : null);
+        }
+    }
+
+    /**
+     * Gives back everything a run held, every piece even if one's release throws (a shared input
+     * closed during the run releases here): a session left held would make its close wait for ever.
+     */
+    private static void giveBack(OrtInput[] inputs, int inputCount, OrtOutput[] outputs, int outputCount, GuardedSession guard) {
+        RuntimeException failure = null;
+        for (int i = 0; i < inputCount + outputCount; i++) {
+            try {
+                if (i < inputCount) {
+                    inputs[i].giveBack();
+                } else {
+                    outputs[i - inputCount].giveBack();
+                }
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (guard != null) {
+            guard.giveBack(); // last: a close waiting for this run closes the session only after everything else is back
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** The memory of wrapped tensors one run holds, and the inputs and outputs that read it, to name in a refusal. */
+    private static final class Wrapped {
+        private final MemorySegment[] memory;
+        private final Object[] readers;
+        private int count;
+
+        private Wrapped(int capacity) {
+            memory = new MemorySegment[capacity];
+            readers = new Object[capacity];
+        }
+
+        /** {@return {@code wrapped} with {@code segment} added (made if null), or as it was if there is nothing to hold} */
+        static Wrapped add(Wrapped wrapped, int capacity, MemorySegment segment, Object reader) {
+            if (segment == null) {
+                return wrapped;
+            }
+            Wrapped w = wrapped != null ? wrapped : new Wrapped(capacity);
+            w.memory[w.count] = segment;
+            w.readers[w.count++] = reader;
+            return w;
+        }
+
+        MemorySegment[] memory() {
+            return Arrays.copyOf(memory, count);
+        }
+
+        /** The refusal for the segment at {@code index}, whose arena closed before the hold began. */
+        IllegalStateException freed(int index) {
+            return readers[index] instanceof OrtInput input ? input.memoryFreed() : ((OrtOutput) readers[index]).memoryFreed();
+        }
+    }
+
+    private static CopiedOutputs runNow(OrtSession session, Map<String, OnnxTensor> in, Map<String, OnnxTensor> out,
+                                        Set<String> copiedOutputs) throws OrtException {
+        if (copiedOutputs.isEmpty()) {
+            session.run(in, out).close(); // the result holds only the pinned outputs, which it does not own
+            return CopiedOutputs.NONE;
+        }
+        try (OrtSession.Result result = session.run(in, copiedOutputs, out)) {
+            return copyOut(result, copiedOutputs);
+        }
+    }
+
+    private static CopiedOutputs copyOut(OrtSession.Result result, Set<String> names) {
+        LinkedHashMap<String, OwnedHostTensor> copies = new LinkedHashMap<>();
+        try {
+            for (Map.Entry<String, OnnxValue> entry : result) {
+                if (!names.contains(entry.getKey())) {
+                    continue;
+                }
+                if (!(entry.getValue() instanceof OnnxTensor value)) {
+                    throw new IllegalArgumentException("output " + entry.getKey() + " is a " + entry.getValue().getType()
+                            + ", not a tensor; read it through ONNX Runtime's own API");
+                }
+                TensorInfo info = value.getInfo();
+                DLDataType dtype = OrtTypes.dtypeOf(info).orElseThrow(() -> new IllegalArgumentException("output "
+                        + entry.getKey() + " is a tensor of " + info.onnxType + ", which has no DLPack type"));
+                OwnedHostTensor copy = OwnedHostTensor.allocate(dtype, info.getShape());
+                copies.put(entry.getKey(), copy);
+                ByteBuffer bytes = value.getByteBuffer(); // ONNX Runtime's copy, on the heap
+                MemorySegment target = copy.host().segment();
+                MemorySegment.copy(MemorySegment.ofBuffer(bytes), 0, target, 0, target.byteSize());
+            }
+            return new CopiedOutputs(copies);
+        } catch (RuntimeException | Error e) {
+            copies.values().forEach(OwnedHostTensor::close);
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,258 @@
+package org.jdlpack.onnxruntime;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import ai.onnxruntime.OnnxJavaType;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.ExportOptions;
+import org.jdlpack.abi.ImportLifetime;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.TensorLayout;
+import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.cpu.HostTensorView;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.internal.WrappedMemory;
+
+/**
+ * Makes the bridge's inputs and outputs for one set of its settings (copy or refuse, confined or
+ * shared): the checks every refusal comes from, the {@code OnnxTensor} over the memory, and the
+ * hold that keeps the memory alive. {@link OrtBridge} documents what each source gives; this type
+ * is how. Immutable; any thread.
+ */
+final class OrtTensors {
+
+    /** The most bytes one tensor may hold; see {@link OrtBridge#MAX_TENSOR_BYTES}. */
+    static final long MAX_TENSOR_BYTES = Integer.MAX_VALUE - 8;
+
+    private static final long COPY_ALIGNMENT = 64;
+
+    private final OrtEnvironment environment;
+    private final boolean zeroCopyOnly;
+    private final boolean shared;
+
+    OrtTensors(OrtEnvironment environment, boolean zeroCopyOnly, boolean shared) {
+        this.environment = environment;
+        this.zeroCopyOnly = zeroCopyOnly;
+        this.shared = shared;
+    }
+
+    // ------------------------------------------------------------------ inputs
+
+    OrtInput input(ImportedTensor tensor) throws OrtException {
+        TensorLayout layout = tensor.layout();
+        long address = tensor.managedTensorAddress();
+        String struct = tensor.kind().structName();
+        Supplier<String> source = () -> "the ImportedTensor of the " + struct + " at 0x" + Long.toHexString(address);
+        OnnxJavaType type = check(source, tensor.device(), layout);
+        String copyReason = copyReasonOrRefuse(source, layout, null);
+        ImportedTensor mine = tensor.moveTo(shared ? ImportLifetime.SHARED : ImportLifetime.CONFINED);
+        if (copyReason != null) {
+            try {
+                return copied(HostTensorView.of(mine), type, source, copyReason);
+            } finally {
+                mine.close(); // the copy is ONNX Runtime's now: the producer may free its memory
+            }
+        }
+        try {
+            MemorySegment data = mine.hostSegment();
+            return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(), null,
+                    source, shared, mine::close);
+        } catch (OrtException | RuntimeException | Error e) {
+            mine.close();
+            throw e;
+        }
+    }
+
+    OrtInput input(OwnedHostTensor tensor) throws OrtException {
+        Supplier<String> source = tensor::toString;
+        TensorLayout layout = tensor.spec().layout();
+        OnnxJavaType type = check(source, tensor.spec().device(), layout);
+        String copyReason = copyReasonOrRefuse(source, layout, null);
+        MemorySegment wrapped = wrappedMemory(tensor, "an input");
+        if (copyReason != null) {
+            return copied(tensor.host(), type, source, copyReason);
+        }
+        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may read it
+        try {
+            MemorySegment data = tensor.host().segment();
+            return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
+                    wrapped == null ? null : new OrtInput.Borrowed(wrapped, true), source, shared, hold);
+        } catch (OrtException | RuntimeException | Error e) {
+            hold.run();
+            throw e;
+        }
+    }
+
+    OrtInput input(HostTensorView view) throws OrtException {
+        TensorLayout layout = view.layout();
+        Supplier<String> source = () -> "a HostTensorView[" + layout + "]";
+        OnnxJavaType type = check(source, DLDevice.CPU, layout);
+        MemorySegment data = view.segment();
+        if (!data.scope().isAlive()) {
+            throw new IllegalStateException(source.get() + ": its memory was freed (its arena or tensor was closed)");
+        }
+        String copyReason = copyReasonOrRefuse(source, layout, borrowedCopyReason(data));
+        if (copyReason != null) {
+            return copied(view, type, source, copyReason);
+        }
+        return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
+                new OrtInput.Borrowed(data, false), source, false, () -> { });
+    }
+
+    /** Why a compact view's memory cannot be read in place, or null if it can. */
+    private String borrowedCopyReason(MemorySegment data) {
+        if (!data.isNative()) {
+            return "the view is over heap memory, which ONNX Runtime's Java API does not read in place";
+        }
+        if (shared) {
+            return "a shared bridge's inputs may run on any thread, and a view has no owner the input could hold";
+        }
+        if (!data.isAccessibleBy(Thread.currentThread()) || data.isAccessibleBy(OtherThread.INSTANCE)) {
+            return "the view borrows memory that another thread (or its owner) could free while ONNX Runtime reads it; "
+                    + "pass its owner (OwnedHostTensor, ImportedTensor) for zero copy";
+        }
+        return null;
+    }
+
+    /** A thread that owns no arena, to tell a confined segment from a shared one. Made when first needed. */
+    private static final class OtherThread {
+        static final Thread INSTANCE = Thread.ofVirtual().unstarted(() -> { });
+    }
+
+    // ------------------------------------------------------------------ outputs
+
+    OrtOutput output(OwnedHostTensor tensor, boolean owns) throws OrtException {
+        TensorLayout layout = tensor.spec().layout();
+        Supplier<String> source = tensor::toString;
+        if (layout.isReadOnly() || tensor.host().segment().isReadOnly()) {
+            throw new IllegalArgumentException(source.get() + " is READ_ONLY and cannot be an output: ONNX Runtime would write into it "
+                    + "(it does not check); pin a writable tensor");
+        }
+        if (!layout.isCompactRowMajor()) {
+            throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
+                    + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
+        }
+        OnnxJavaType type = check(source, tensor.spec().device(), layout);
+        MemorySegment wrapped = wrappedMemory(tensor, "an output");
+        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may write it
+        try {
+            OnnxTensor onnx = tensorOver(tensor.host().segment(), layout.shape(), type);
+            return new OrtOutput(onnx, tensor, wrapped, shared, owns ? () -> {
+                try {
+                    hold.run();
+                } finally {
+                    if (!tensor.isClosed()) { // its user may have closed the output's own tensor first
+                        tensor.close();
+                    }
+                }
+            } : hold);
+        } catch (OrtException | RuntimeException | Error e) {
+            hold.run();
+            throw e;
+        }
+    }
+
+    /**
+     * A reference on an {@code OwnedHostTensor}'s memory: an export whose pointer never leaves
+     * the bridge, given back by calling its deleter ({@link ImportedTensor#discard}), from any
+     * thread. A raw pointer rather than an {@code ExportedTensor}: the input or output that keeps
+     * it is what the safety net watches and names, and a handle would be watched (and, forgotten,
+     * reported) on its own.
+     */
+    private record Hold(long pointer) implements Runnable {
+        static Hold of(OwnedHostTensor tensor) {
+            return new Hold(tensor.exportPointer(ExportOptions.VERSIONED).address());
+        }
+
+        @Override
+        public void run() {
+            ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(pointer));
+        }
+    }
+
+    /**
+     * {@return the segment a wrapped tensor does not own, which each run checks and holds, or null
+     * for memory the tensor allocated} Refuses one whose arena is closed already.
+     */
+    private static MemorySegment wrappedMemory(OwnedHostTensor tensor, String as) {
+        MemorySegment wrapped = WrappedMemory.of(tensor);
+        if (wrapped == null || wrapped.byteSize() == 0) {
+            return null; // allocated (only its last reference frees it), or nothing ONNX Runtime could touch
+        }
+        if (!wrapped.scope().isAlive()) {
+            throw new IllegalStateException(tensor + " cannot be " + as + ": it wraps a segment whose arena was closed, so its "
+                    + "memory is gone (OwnedHostTensor.wrap: the memory must stay valid until the tensor's release runs)");
+        }
+        return wrapped;
+    }
+
+    // ------------------------------------------------------------------ shared steps
+
+    /** Checks device, type and size; returns ONNX Runtime's type. Throws naming {@code source}. */
+    static OnnxJavaType check(Supplier<String> source, DLDevice device, TensorLayout layout) {
+        if (!device.isHostAccessible()) {
+            throw new UnsupportedDeviceException(device, source.get() + " is on " + device + ", which ONNX Runtime's CPU sessions "
+                    + "cannot read; copy it to host memory first");
+        }
+        OnnxJavaType type = OrtTypes.javaType(layout.dtype()).orElseThrow(() -> OrtTypes.refusal(layout.dtype(), source.get()));
+        long bytes = Math.multiplyExact(layout.elementCount(), (long) (layout.dtype().bits() / 8));
+        if (bytes > MAX_TENSOR_BYTES) {
+            throw new IllegalArgumentException(source.get() + " holds " + bytes + " bytes; ONNX Runtime's Java API takes at most "
+                    + MAX_TENSOR_BYTES + " bytes (2 GiB - 9) per tensor, the limit of a java.nio.ByteBuffer; split it (a "
+                    + "smaller batch)");
+        }
+        return type;
+    }
+
+    /** Why the values must be copied (null: they need not), or a refusal if this bridge never copies. */
+    private String copyReasonOrRefuse(Supplier<String> source, TensorLayout layout, String memoryReason) {
+        String reason = !layout.isCompactRowMajor()
+                ? "the tensor is not compact row-major (shape " + Arrays.toString(layout.shape()) + ", strides "
+                        + Arrays.toString(layout.strides()) + "), and ONNX Runtime reads compact tensors"
+                : memoryReason;
+        if (reason != null && zeroCopyOnly) {
+            throw new IllegalArgumentException("zero-copy input refused for " + source.get() + ": " + reason);
+        }
+        return reason;
+    }
+
+    /** Copies {@code source}'s values once into compact memory this input owns. */
+    private OrtInput copied(HostTensorView source, OnnxJavaType type, Supplier<String> description, String reason)
+            throws OrtException {
+        TensorLayout layout = source.layout();
+        TensorLayout target = compact(layout);
+        Arena arena = shared ? Arena.ofShared() : Arena.ofConfined();
+        try {
+            MemorySegment copy = arena.allocate(target.extent().byteSize(), COPY_ALIGNMENT);
+            source.copyTo(HostTensorView.of(copy, target));
+            return new OrtInput(tensorOver(copy, layout.shape(), type), target, copy.address(),
+                    Optional.of(reason + "; its values were copied once into compact memory"), null, description, shared,
+                    arena::close);
+        } catch (OrtException | RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** The layout ONNX Runtime reads: the source's own when it is compact from element 0, else a compact one. */
+    private static TensorLayout compact(TensorLayout layout) {
+        return layout.isCompactRowMajor() && layout.byteOffset() == 0 ? layout : TensorLayout.of(layout.dtype(), layout.shape());
+    }
+
+    /** An OnnxTensor over {@code data} (element 0 first, compact), through a native-order direct buffer: no copy. */
+    private OnnxTensor tensorOver(MemorySegment data, long[] shape, OnnxJavaType type) throws OrtException {
+        // An empty tensor may have no address at all (NULL data); ONNX Runtime gets an empty buffer of its own.
+        ByteBuffer buffer = data.byteSize() == 0 ? ByteBuffer.allocateDirect(0) : data.asByteBuffer();
+        return OnnxTensor.createTensor(environment, buffer.order(ByteOrder.nativeOrder()), shape, type);
+    }
+}

@@ -1,0 +1,95 @@
+package org.jdlpack.onnxruntime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * {@link GuardedSession}: a run through the bridge holds the session; {@code close()} refuses new
+ * runs at once and closes the session only when the runs in flight have returned. A run in flight
+ * is played by the bridge's own borrow, so the test decides when it ends. (The crash this
+ * prevents, with real concurrent runs: SessionCloseCrashTest.)
+ */
+@ExtendWith(NothingLeftBehind.class)
+class GuardedSessionTest {
+
+    private static final float[] X = {1, 2, 3, 4, 5, 6, 7, 8};
+    private static OrtEnvironment env;
+    private static OrtBridge ort;
+
+    @BeforeAll
+    static void bridge() {
+        env = OrtEnvironment.getEnvironment();
+        ort = OrtBridge.of(env);
+    }
+
+    @Test
+    void aCloseRefusesNewRunsAndWaitsForTheOneInFlight() throws Exception {
+        GuardedSession guard = GuardedSession.of(Models.session(env, "tiny.onnx"));
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(X, 2, 4);
+             OrtInput x = ort.input(source);
+             OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
+            ort.run(guard, Map.of("x", x), Map.of("y", y));
+            assertThat(guard.runsInFlight()).isZero();
+
+            guard.borrow(); // a run in flight on another thread
+            Thread closer = Thread.ofPlatform().start(() -> {
+                try {
+                    guard.close();
+                } catch (OrtException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            waitFor(() -> closer.getState() == Thread.State.WAITING);
+            assertThat(guard.isOpen()).isFalse();
+            assertThat(guard.toString()).contains("closing, 1 run(s) in flight");
+            assertThatThrownBy(() -> ort.run(guard, Map.of("x", x), Map.of("y", y))).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("GuardedSession[closing").hasMessageContaining("refused before ONNX Runtime saw it");
+            // The session itself is not closed while the run is in flight: ONNX Runtime still runs it.
+            ort.run(guard.session(), Map.of("x", x), Map.of("y", y));
+            assertThat(closer.isAlive()).as("the close waits for the run in flight").isTrue();
+
+            guard.giveBack(); // the run returns
+            closer.join();
+            assertThat(guard.toString()).isEqualTo("GuardedSession[closed]");
+            assertThatThrownBy(() -> ort.run(guard.session(), Map.of("x", x), Map.of("y", y)))
+                    .as("now the session is closed").isInstanceOf(IllegalStateException.class);
+            guard.close(); // again: nothing more to do
+        }
+    }
+
+    @Test
+    void anIdleGuardClosesAtOnceAndCopiedOutputsRunGuardedToo() throws Exception {
+        GuardedSession guard = GuardedSession.of(Models.session(env, "nonzero.onnx"));
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5); OrtInput x = ort.input(source)) {
+            try (CopiedOutputs copies = ort.run(guard, Map.of("x", x), Map.of(), java.util.Set.of("y"))) {
+                assertThat(copies.get("y").spec().layout().shape()).containsExactly(1, 3);
+            }
+            guard.close();
+            assertThatThrownBy(() -> ort.run(guard, Map.of("x", x), Map.of(), java.util.Set.of("y")))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
+            assertThat(guard.runsInFlight()).isZero();
+        }
+    }
+
+    /** Waits (no timing is asserted) for another thread to reach a state. */
+    private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("waited 60 s").isNegative();
+            Thread.sleep(1);
+        }
+    }
+}
