@@ -242,7 +242,7 @@ public final class OwnedHostTensor implements AutoCloseable {
         TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
         ExportedTensor hold = owner.export(spec); // this tensor's memory, for as long as the slice or its exports live
         try {
-            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close));
+            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close), wrapped); // a slice of wrapped memory is wrapped memory too
         } catch (RuntimeException | Error e) {
             hold.close();
             throw e;

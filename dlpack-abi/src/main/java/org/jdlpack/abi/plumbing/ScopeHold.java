@@ -62,7 +62,7 @@ public final class ScopeHold {
     private static final MemorySegment COMPARE;
 
     static {
-        NativeAccess.warnIfDisabled(ScopeHold.class);
+        boolean disabled = NativeAccess.disabled(ScopeHold.class);
         MethodHandle bsearch;
         MemorySegment compare;
         try {
@@ -77,6 +77,7 @@ public final class ScopeHold {
             MethodHandle target = MethodHandles.dropArguments(MethodHandles.collectArguments(step, 0, current), 0,
                     MemorySegment.class, MemorySegment.class);
             compare = linker.upcallStub(target, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), Arena.global());
+            NativeAccess.warnIfWasDisabled(ScopeHold.class, disabled);
         } catch (IllegalCallerException e) {
             IllegalCallerException denied = NativeAccess.denied(ScopeHold.class, e);
             bsearch = Downcalls.failing(MethodType.methodType(MemorySegment.class, MemorySegment.class, MemorySegment.class,
