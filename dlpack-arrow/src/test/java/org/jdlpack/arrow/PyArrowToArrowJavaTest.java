@@ -98,8 +98,8 @@ class PyArrowToArrowJavaTest extends ArrowAllocatorTest {
     @Test
     void whatPyArrowRefuses() {
         for (String[] refusal : new String[][] {
-            {"pa.array([1.0, None])", "ArrowTypeError: Can only use DLPack on arrays with no nulls."},
-            {"pa.array([True, False])", "ArrowTypeError: Bit-packed boolean data type not supported by DLPack."}}) {
+            {"pa.array([1.0, None])", "pyarrow.lib.ArrowTypeError: Can only use DLPack on arrays with no nulls."},
+            {"pa.array([True, False])", "pyarrow.lib.ArrowTypeError: Bit-packed boolean data type not supported by DLPack."}}) {
             python.exec("a = " + refusal[0]);
             assertThatThrownBy(() -> fromPython(ArrowImport.into(allocator), "a")).as(refusal[0]).isInstanceOf(PythonException.class)
                     .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo(refusal[1]));

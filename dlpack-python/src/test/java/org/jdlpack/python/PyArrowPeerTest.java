@@ -11,6 +11,7 @@ import java.util.stream.Stream;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
@@ -70,7 +71,8 @@ class PyArrowPeerTest {
                         return whole.slice(start, n)
                     # an n-d tensor, sometimes transposed
                     shape = [r.randint(1, 5) for _ in range(r.randint(1, 4))]
-                    a = np.frombuffer(r.randbytes(math.prod(shape) * dt.itemsize), dtype=dt).reshape(shape)
+                    # over writable memory: a pa.Tensor over an immutable buffer exports a NULL data pointer (its own test)
+                    a = np.frombuffer(bytearray(r.randbytes(math.prod(shape) * dt.itemsize)), dtype=dt).reshape(shape)
                     return pa.Tensor.from_numpy(a.T if r.random() < 0.5 else a)
                 """.formatted(PA_DTYPES.stream().map(n -> "'" + n + "'").toList()));
         System.out.println("pyarrow peer: pyarrow " + python.evalString("pa.__version__") + " on " + python.description());
@@ -108,12 +110,12 @@ class PyArrowPeerTest {
     @Test
     void whatPyArrowRefusesToExportIsItsOwnError() {
         for (String[] refusal : new String[][] {
-            {"pa.array([1.0, None])", "ArrowTypeError: Can only use DLPack on arrays with no nulls."},
-            {"pa.array([True, False])", "ArrowTypeError: Bit-packed boolean data type not supported by DLPack."},
-            {"pa.array(['a'])", "ArrowTypeError: DataType is not compatible with DLPack spec: string"},
-            {"pa.array([1, 2], type=pa.timestamp('ns'))", "ArrowTypeError: DataType is not compatible with DLPack spec: timestamp[ns]"},
+            {"pa.array([1.0, None])", "pyarrow.lib.ArrowTypeError: Can only use DLPack on arrays with no nulls."},
+            {"pa.array([True, False])", "pyarrow.lib.ArrowTypeError: Bit-packed boolean data type not supported by DLPack."},
+            {"pa.array(['a'])", "pyarrow.lib.ArrowTypeError: DataType is not compatible with DLPack spec: string"},
+            {"pa.array([1, 2], type=pa.timestamp('ns'))", "pyarrow.lib.ArrowTypeError: DataType is not compatible with DLPack spec: timestamp[ns]"},
             {"pa.FixedSizeListArray.from_arrays(pa.array([1.0, 2.0]), 2)",
-                "ArrowTypeError: DataType is not compatible with DLPack spec: fixed_size_list<item: double>[2]"}}) {
+                "pyarrow.lib.ArrowTypeError: DataType is not compatible with DLPack spec: fixed_size_list<item: double>[2]"}}) {
             try (PythonObject a = python.eval(refusal[0])) {
                 assertThatThrownBy(() -> python.importTensor(a)).as(refusal[0]).isInstanceOf(PythonException.class)
                         .satisfies(e -> assertThat(((PythonException) e).lastLine()).isEqualTo(refusal[1]));
@@ -133,6 +135,18 @@ class PyArrowPeerTest {
             assertThat(PeerCorpus.rowMajorHex(HostTensorView.of(imported))).isEqualTo(python.evalString("hexof(a)"));
             assertThat(imported.layout().isReadOnly()).as("legacy: pyarrow's immutable buffer arrives writable").isFalse();
         }
+    }
+
+    @Test
+    void aPyArrowTensorOverAnImmutableBufferExportsANullDataPointerWhichJavaRefusesAndReleasesOnce() {
+        // pyarrow 25 exports a pa.Tensor's mutable data pointer, NULL for an immutable buffer (a read-only NumPy array's);
+        // NumPy 2.4 takes it and reads whatever lies there. jdlpack refuses it and gives the tensor back to its deleter.
+        python.exec("a = pa.Tensor.from_numpy(np.frombuffer(bytes(24), dtype=np.float32).reshape(2, 3))");
+        try (PythonObject a = python.get("a")) {
+            assertThatThrownBy(() -> python.importTensor(a)).isInstanceOf(InvalidTensorException.class)
+                    .hasMessageContaining("DLTensor.data is NULL with 6 elements");
+        }
+        assertThat(PythonPeers.pendingForeignTensors()).as("pyarrow's deleter ran").isZero();
     }
 
     @Test

@@ -44,7 +44,7 @@ final class PythonPeers {
      * @param version the version the suite was written against (a prefix of {@code module.__version__})
      */
     static PythonRuntime peer(String module, String alias, String peer, String version) {
-        String name = peer + " " + version + " (embedded CPython of the peers venv)";
+        String name = peer + " " + version.replaceAll("\\.$", "") + " (embedded CPython of the peers venv)";
         if ("none".equals(System.getenv("JDLPACK_PYTHON"))) {
             throw PeerRequirement.missing(name, "JDLPACK_PEERS_PYTHON is not set; " + PEERS_PIP);
         }
