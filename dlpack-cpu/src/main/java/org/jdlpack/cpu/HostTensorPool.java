@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorLayout;
-import org.jdlpack.abi.TensorSpec;
 
 /**
  * Native host memory reused from tensor to tensor: {@link #take} hands out an
@@ -107,8 +106,7 @@ public final class HostTensorPool implements AutoCloseable {
      * @throws IllegalStateException    if the pool was closed
      */
     public OwnedHostTensor take(DLDataType dtype, long... shape) {
-        TensorLayout layout = TensorLayout.of(dtype, shape);
-        long bytes = layout.extent().byteSize();
+        long bytes = compactBytes(dtype, shape);
         hold();
         try {
             int shift = shiftFor(bytes);
@@ -117,10 +115,10 @@ public final class HostTensorPool implements AutoCloseable {
                 block = arena.allocate(1L << shift, OwnedHostTensor.ALIGNMENT);
             }
             if (block == null) {
-                return ownBlock(layout, bytes);
+                return ownBlock(dtype, shape, bytes);
             }
             try {
-                return OwnedHostTensor.wrap(TensorSpec.builder(block.asSlice(0, bytes), layout).build(), new GiveBack(this, block, shift));
+                return OwnedHostTensor.wrap(block.asSlice(0, bytes), dtype, shape, new GiveBack(this, block, shift));
             } catch (RuntimeException | Error e) {
                 free[shift - MIN_SHIFT].push(block);
                 throw e;
@@ -132,11 +130,11 @@ public final class HostTensorPool implements AutoCloseable {
     }
 
     /** Over the cache: a block in an arena of its own, closed at release (a handshake, but the cache is full). */
-    private OwnedHostTensor ownBlock(TensorLayout layout, long bytes) {
+    private OwnedHostTensor ownBlock(DLDataType dtype, long[] shape, long bytes) {
         Arena own = Arena.ofShared();
         try {
             MemorySegment block = own.allocate(Math.max(bytes, 1), OwnedHostTensor.ALIGNMENT);
-            return OwnedHostTensor.wrap(TensorSpec.builder(block.asSlice(0, bytes), layout).build(), () -> {
+            return OwnedHostTensor.wrap(block.asSlice(0, bytes), dtype, shape, () -> {
                 own.close();
                 release();
             });
@@ -153,6 +151,29 @@ public final class HostTensorPool implements AutoCloseable {
             pool.free[shift - MIN_SHIFT].push(block);
             pool.release();
         }
+    }
+
+    /**
+     * The bytes of a compact tensor, without building its layout (the tensor's spec builds the one
+     * it keeps); a shape the layout would refuse is refused by building it, for its message.
+     */
+    private static long compactBytes(DLDataType dtype, long[] shape) {
+        try {
+            long count = 1;
+            boolean valid = true;
+            for (long extent : shape) {
+                valid &= extent >= 0;
+                count = valid ? Math.multiplyExact(count, extent) : count;
+            }
+            if (valid) {
+                long perElement = dtype.byteSize(false);
+                return perElement > 0 ? Math.multiplyExact(count, perElement)
+                        : Math.ceilDiv(Math.multiplyExact(count, dtype.bitsPerElement()), 8);
+            }
+        } catch (ArithmeticException e) {
+            // fall through: the layout says what overflows
+        }
+        return TensorLayout.of(dtype, shape).extent().byteSize();
     }
 
     private static int shiftFor(long bytes) {

@@ -85,12 +85,37 @@ class HostTensorPoolTest {
         assertThat(data.scope().isAlive()).isFalse(); // the pool's arena went with the last tensor
     }
 
+    /** A pooled tensor Java forgets is the safety net's, as any OwnedHostTensor: its block comes back, the leak is counted. */
+    @Test
+    void aForgottenTensorsBlockComesBackAfterCollection() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        try (HostTensorPool pool = HostTensorPool.create(1 << 20)) {
+            forget(pool);
+            assertThat(pool.tensorsOut()).as("the slice is a tensor of its own, holding the pooled one").isEqualTo(1);
+            assertThat(org.jdlpack.abi.testing.Collect.until(() -> pool.tensorsOut() == 0, java.time.Duration.ofSeconds(30)))
+                    .as("the forgotten tensor and its forgotten rows released after collection").isTrue();
+            assertThat(DLPackStats.leaksReported() - leaksBefore).isGreaterThanOrEqualTo(2);
+            try (OwnedHostTensor again = pool.take(DLDataType.FLOAT32, 4, 16)) {
+                assertThat(again.spec().data().byteSize()).isEqualTo(256);
+                assertThat(pool.pooledBytes()).as("the block was reused, not a new one made").isEqualTo(256);
+            }
+        }
+    }
+
+    private static void forget(HostTensorPool pool) {
+        OwnedHostTensor forgotten = pool.take(DLDataType.FLOAT32, 4, 16);
+        forgotten.rows(1, 3); // a slice, forgotten too: it holds the block until it is collected
+    }
+
     @Test
     void refusesWhatItCannotHandOutWithTheFieldNamed() {
         assertThatThrownBy(() -> HostTensorPool.create(-1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cachedBytes is -1");
         try (HostTensorPool pool = HostTensorPool.create(1 << 20)) {
             assertThatThrownBy(() -> pool.take(DLDataType.FLOAT32, 2, -3)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> pool.take(DLDataType.FLOAT32, Long.MAX_VALUE / 2, 3)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> pool.take(DLDataType.FLOAT32, new long[300])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("300");
             assertThat(pool.tensorsOut()).isZero(); // the refused take holds nothing
         }
     }

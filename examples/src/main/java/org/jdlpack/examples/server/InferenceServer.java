@@ -59,6 +59,7 @@ public final class InferenceServer implements AutoCloseable {
     static final int MAX_BATCH_ROWS = 8192;
     static final long BATCH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private final long batchWaitNanos;
+    private final long readGraceNanos;
     static final long READ_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final HttpServer http;
@@ -78,8 +79,10 @@ public final class InferenceServer implements AutoCloseable {
     private final LongAdder aborted = new LongAdder();
     private final LongAdder requestNanos = new LongAdder();
 
-    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
+    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos, long readGraceNanos)
+            throws IOException, OrtException {
         this.batchWaitNanos = batchWaitNanos;
+        this.readGraceNanos = readGraceNanos;
         this.scorer = new Scorer(model, cores);
         this.javaRoute = new JavaClassifier(pool, scorer);
         this.failureInjection = failureInjection;
@@ -102,16 +105,20 @@ public final class InferenceServer implements AutoCloseable {
      * @throws OrtException if ONNX Runtime cannot load the model
      */
     public static InferenceServer start(int port, boolean failureInjection) throws IOException, OrtException {
-        return start(port, failureInjection, BATCH_WAIT_NANOS);
+        return start(port, failureInjection, BATCH_WAIT_NANOS, READ_GRACE_NANOS);
     }
 
-    /** {@link #start(int, boolean)} with another batch wait: tests that hold a batch open until its members are in. */
-    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
+    /**
+     * {@link #start(int, boolean)} with another batch wait and read grace: tests that hold a batch
+     * open until its members are in, or that leave a slow member out.
+     */
+    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos, long readGraceNanos)
+            throws IOException, OrtException {
         try (InputStream model = InferenceServer.class.getResourceAsStream("scorer.onnx")) {
             if (model == null) {
                 throw new IllegalStateException("scorer.onnx is missing from the examples jar");
             }
-            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos);
+            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos, readGraceNanos);
         }
     }
 
@@ -343,7 +350,7 @@ public final class InferenceServer implements AutoCloseable {
             if (batcher == null && numpyMissing == null) {
                 try {
                     numpy = new NumPyClassifier(pool, scorer);
-                    batcher = new Batcher(pool, numpy, MAX_BATCH_ROWS, batchWaitNanos, READ_GRACE_NANOS, cores);
+                    batcher = new Batcher(pool, numpy, MAX_BATCH_ROWS, batchWaitNanos, readGraceNanos, cores);
                 } catch (RuntimeException e) { // no Python, or no NumPy in it
                     numpyMissing = "the numpy route needs Python 3 with NumPy (apt-get install python3-numpy): "
                             + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
