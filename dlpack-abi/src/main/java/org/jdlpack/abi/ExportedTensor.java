@@ -44,12 +44,12 @@ public final class ExportedTensor implements AutoCloseable {
 
     /** {@return which struct the pointer refers to} */
     public ManagedTensorKind kind() {
-        return cell.kind;
+        return cell.kind();
     }
 
     /** {@return the struct's address, whether or not the handle still owns it} */
     public long address() {
-        return cell.address;
+        return cell.address();
     }
 
     /** {@return whether this object still owns its pointer: not consumed, imported or closed} */
@@ -65,7 +65,7 @@ public final class ExportedTensor implements AutoCloseable {
      */
     public MemorySegment consume() {
         moveOut("consume");
-        return MemorySegment.ofAddress(cell.address);
+        return MemorySegment.ofAddress(cell.address());
     }
 
     /**
@@ -104,7 +104,7 @@ public final class ExportedTensor implements AutoCloseable {
         if (ticket == Integer.MIN_VALUE) {
             throw new IllegalStateException("cannot import: " + describeState());
         }
-        return ImportedTensor.takeClaimed(cell.kind, cell.address, ticket, lifetime, true);
+        return Importer.takeClaimed(cell.kind(), cell.address(), ticket, lifetime);
     }
 
     private void moveOut(String what) {
@@ -133,7 +133,7 @@ public final class ExportedTensor implements AutoCloseable {
                 return;
             }
             if (cell.state() == OwnershipCell.DELETED) {
-                throw new IllegalStateException("this ExportedTensor (" + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address) + ") was already closed; its deleter has run once");
+                throw new IllegalStateException("this ExportedTensor (" + cell.kind().structName() + " at 0x" + Long.toHexString(cell.address()) + ") was already closed; its deleter has run once");
             }
         } finally {
             Reference.reachabilityFence(this); // see moveOut
@@ -142,7 +142,7 @@ public final class ExportedTensor implements AutoCloseable {
 
     private String describeState() {
         return switch (cell.state()) {
-            case OwnershipCell.MOVED -> "the " + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address)
+            case OwnershipCell.MOVED -> "the " + cell.kind().structName() + " at 0x" + Long.toHexString(cell.address())
                     + " was already consumed or imported";
             case OwnershipCell.DELETED -> "it was closed and its deleter has run";
             default -> "owned";
@@ -151,7 +151,7 @@ public final class ExportedTensor implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "ExportedTensor[" + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address) + ", "
+        return "ExportedTensor[" + cell.kind().structName() + " at 0x" + Long.toHexString(cell.address()) + ", "
                 + (isOwned() ? "owned" : describeState()) + "]";
     }
 }

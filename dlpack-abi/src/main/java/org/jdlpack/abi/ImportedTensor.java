@@ -7,7 +7,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 
-
 /**
  * A tensor produced by native code and owned by Java: the consumer's side of a DLPack exchange.
  *
@@ -73,15 +72,15 @@ import java.util.function.Function;
  */
 public final class ImportedTensor implements AutoCloseable {
 
-    private final OwnershipCell cell;
-    private final ManagedTensorReader.Fields fields;
+    /** Who owns the pointer: the safety net's cell, or a plain state for a tensor that cannot be forgotten ({@link Importer}). */
+    private final Ownership cell;
+    private final ImportedFields fields;
     private final Arena arena;
     /** Whether {@link #arena} is the caller's: then the arena, not {@link #close()}, ends the tensor. */
     private final boolean callersArena;
     private TensorLayout layout;
 
-    private ImportedTensor(OwnershipCell cell, ManagedTensorReader.Fields fields, Arena arena,
-                           boolean callersArena) {
+    ImportedTensor(Ownership cell, ImportedFields fields, Arena arena, boolean callersArena) {
         this.cell = cell;
         this.fields = fields;
         this.arena = arena;
@@ -122,7 +121,7 @@ public final class ImportedTensor implements AutoCloseable {
     public static ImportedTensor of(ManagedTensorKind kind, MemorySegment pointer, ImportLifetime lifetime) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(lifetime, "lifetime");
-        return take(kind, checkedAddress(pointer), lifetime, true);
+        return Importer.take(kind, Importer.checkedAddress(pointer), lifetime);
     }
 
     /**
@@ -145,14 +144,7 @@ public final class ImportedTensor implements AutoCloseable {
     public static <R> R apply(ManagedTensorKind kind, MemorySegment pointer, Function<? super ImportedTensor, ? extends R> action) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(action, "action");
-        ImportedTensor tensor = take(kind, checkedAddress(pointer), ImportLifetime.CONFINED, false);
-        try {
-            return action.apply(tensor);
-        } finally {
-            if (tensor.isAlive()) {
-                tensor.close();
-            }
-        }
+        return Importer.applyScoped(kind, Importer.checkedAddress(pointer), action);
     }
 
     /**
@@ -170,79 +162,19 @@ public final class ImportedTensor implements AutoCloseable {
      */
     public static void discard(ManagedTensorKind kind, MemorySegment pointer) {
         Objects.requireNonNull(kind, "kind");
-        long address = checkedAddress(pointer);
+        long address = Importer.checkedAddress(pointer);
         OwnedPointers.drop(address, OwnedPointers.claim(kind, address)); // refuses a pointer Java owns
         ForeignDeleters.call(kind, address);
     }
 
-    /** The address of a pointer that may be taken ownership of: native and not NULL. */
-    static long checkedAddress(MemorySegment pointer) {
-        if (!pointer.isNative() || pointer.address() == 0) {
-            throw new IllegalArgumentException("a managed tensor pointer must be a non-NULL native address, got " + pointer);
-        }
-        return pointer.address();
-    }
-
-    /**
-     * Takes a pointer whose ownership was already moved here; every failure path calls the
-     * deleter exactly once.
-     *
-     * @param watched whether the safety net watches a tensor with an arena of its own; false
-     *                only for scoped imports, which cannot be forgotten
-     */
-    static ImportedTensor take(ManagedTensorKind kind, long address, ImportLifetime lifetime, boolean watched) {
-        // First: a pointer Java already owns is refused before anything reads it or calls its deleter.
-        return takeClaimed(kind, address, OwnedPointers.claim(kind, address), lifetime, watched);
-    }
-
-    /** {@link #take} for a pointer already claimed in {@link OwnedPointers} (handed over by a handle). */
-    static ImportedTensor takeClaimed(ManagedTensorKind kind, long address, int ticket, ImportLifetime lifetime, boolean watched) {
-        ManagedTensorReader.Fields fields;
-        try {
-            fields = ManagedTensorReader.read(kind, address);
-        } catch (RuntimeException | Error e) {
-            OwnedPointers.drop(address, ticket);
-            ForeignDeleters.call(kind, address);
-            throw e;
-        }
-        return owning(kind, address, ticket, fields, lifetime, watched);
-    }
-
-    /**
-     * The tensor owning a claimed, validated pointer, with the given lifetime; if that lifetime
-     * cannot be had (a caller's arena closed or confined to another thread), the deleter runs.
-     */
-    private static ImportedTensor owning(ManagedTensorKind kind, long address, int ticket, ManagedTensorReader.Fields fields,
-                                         ImportLifetime lifetime, boolean watched) {
-        ImportLifetime.Mode mode = lifetime.mode();
-        if (mode == ImportLifetime.Mode.ARENA) {
-            Arena arena = lifetime.arena();
-            OwnershipCell cell = new OwnershipCell(kind, address, ticket, "ImportedTensor", null, null);
-            try {
-                // The caller's arena calls the deleter when it closes; the anchor segment only carries that cleanup.
-                NativeMemory.at(address, kind.structSize(), arena, anchor -> cell.callDeleter());
-            } catch (RuntimeException | Error e) {
-                cell.callDeleter();
-                throw e;
-            }
-            return new ImportedTensor(cell, fields, arena, true);
-        }
-        // An arena of our own: close() ends it and then calls the deleter, so no cleanup action is
-        // registered with the arena. The safety net watches the scope, not this object: segments
-        // handed out keep the scope reachable, so it cannot release memory a live segment points to.
-        Arena arena = mode == ImportLifetime.Mode.CONFINED ? Arena.ofConfined() : Arena.ofShared();
-        OwnershipCell cell = new OwnershipCell(kind, address, ticket, "ImportedTensor", watched ? arena.scope() : null, fields);
-        return new ImportedTensor(cell, fields, arena, false);
-    }
-
     /** {@return which struct was imported} */
     public ManagedTensorKind kind() {
-        return cell.kind;
+        return cell.kind();
     }
 
     /** {@return the address of the imported {@code DLManagedTensor(Versioned)*}, for diagnostics} */
     public long managedTensorAddress() {
-        return cell.address;
+        return cell.address();
     }
 
     /** {@return the DLPack version the producer stamped; empty for a legacy struct, which has none} */
@@ -276,7 +208,7 @@ public final class ImportedTensor implements AutoCloseable {
     /** {@return whether the producer wrote NULL strides (legal before DLPack 1.2), so the strides were computed here} */
     public boolean stridesWereNull() {
         checkNotMoved();
-        return fields.stridesWereNull();
+        return fields.stridesWereNull;
     }
 
     /**
@@ -285,7 +217,7 @@ public final class ImportedTensor implements AutoCloseable {
      */
     public long dataAddress() {
         checkNotMoved();
-        return fields.data();
+        return fields.data;
     }
 
     /** {@return the lifetime shared by this tensor and its segments} */
@@ -321,17 +253,26 @@ public final class ImportedTensor implements AutoCloseable {
      */
     public MemorySegment hostSegment() {
         checkNotMoved();
-        if (!fields.device().isHostAccessible()) {
-            throw new UnsupportedDeviceException(fields.device(), "a tensor on " + fields.device()
-                    + " has no host-accessible memory; use the device module to copy it");
+        if (!DLDeviceType.isHostAccessible(fields.deviceType)) {
+            throw notOnHost();
         }
         if (!isAlive()) {
-            throw new IllegalStateException(describe() + " was closed: its deleter has run and its memory may be gone");
+            throw closed();
         }
-        long size = fields.extentSize();
-        long start = size == 0 ? fields.data() : fields.data() + fields.byteOffset() + fields.extentStart();
+        long size = fields.extentSize;
+        long start = size == 0 ? fields.data : fields.data + fields.byteOffset + fields.extentStart;
         MemorySegment segment = NativeMemory.at(start, size, arena, null);
-        return DLTensorFlag.READ_ONLY.isSet(fields.flags()) ? segment.asReadOnly() : segment;
+        return DLTensorFlag.READ_ONLY.isSet(fields.flags) ? segment.asReadOnly() : segment;
+    }
+
+    // Messages built out of line: hostSegment stays small enough to inline into every caller.
+    private UnsupportedDeviceException notOnHost() {
+        return new UnsupportedDeviceException(fields.device(), "a tensor on " + fields.device()
+                + " has no host-accessible memory; use the device module to copy it");
+    }
+
+    private IllegalStateException closed() {
+        return new IllegalStateException(describe() + " was closed: its deleter has run and its memory may be gone");
     }
 
     /**
@@ -347,7 +288,7 @@ public final class ImportedTensor implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (callersArena || cell.state() == OwnershipCell.MOVED) {
+        if (callersArena || cell.state() == Ownership.MOVED) {
             return;
         }
         try {
@@ -357,7 +298,7 @@ public final class ImportedTensor implements AutoCloseable {
                     + " thread, or import it with ImportLifetime.SHARED to close it from any thread");
         } catch (IllegalStateException e) {
             if (!arena.scope().isAlive()) {
-                if (endState() == OwnershipCell.MOVED) {
+                if (endState() == Ownership.MOVED) {
                     return; // a moveTo on another thread won: after a move, close does nothing
                 }
                 throw new IllegalStateException(describe() + " was already closed; its deleter has run once");
@@ -422,7 +363,7 @@ public final class ImportedTensor implements AutoCloseable {
                     + "imported it; move it there (or import it with ImportLifetime.SHARED). Nothing moved");
         } catch (IllegalStateException e) {
             if (!arena.scope().isAlive()) {
-                if (endState() == OwnershipCell.MOVED) {
+                if (endState() == Ownership.MOVED) {
                     throw new IllegalStateException("cannot move " + describe() + ": it was already moved to another owner (by a "
                             + "moveTo on another thread); use the object it was moved to");
                 }
@@ -440,7 +381,7 @@ public final class ImportedTensor implements AutoCloseable {
         if (ticket == Integer.MIN_VALUE) {
             throw new IllegalStateException("cannot move " + describe() + ": it no longer owns its managed tensor");
         }
-        return owning(cell.kind, cell.address, ticket, fields, lifetime, true);
+        return Importer.owning(cell.kind(), cell.address(), ticket, fields, lifetime);
     }
 
     /**
@@ -452,7 +393,7 @@ public final class ImportedTensor implements AutoCloseable {
         long deadline = System.nanoTime() + 10_000_000_000L;
         for (int spins = 0; ; spins++) {
             int state = cell.state();
-            if (state != OwnershipCell.OWNED || System.nanoTime() - deadline > 0) {
+            if (state != Ownership.OWNED || System.nanoTime() - deadline > 0) {
                 return state;
             }
             if (spins < 100) {
@@ -464,7 +405,7 @@ public final class ImportedTensor implements AutoCloseable {
     }
 
     private void checkNotMoved() {
-        if (cell.state() == OwnershipCell.MOVED) {
+        if (cell.state() == Ownership.MOVED) {
             throw new IllegalStateException(describe() + " was moved to another owner (moveTo, or an API that takes ownership such "
                     + "as ArrowImport.importTensor); use the object it was moved to");
         }
@@ -472,15 +413,15 @@ public final class ImportedTensor implements AutoCloseable {
 
     /** What messages call this tensor: its struct and address, without touching native memory. */
     private String describe() {
-        return "the ImportedTensor of the " + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address);
+        return "the ImportedTensor of the " + cell.kind().structName() + " at 0x" + Long.toHexString(cell.address());
     }
 
     @Override
     public String toString() {
-        if (cell.state() == OwnershipCell.MOVED) {
-            return "ImportedTensor[" + cell.kind.structName() + " at 0x" + Long.toHexString(cell.address) + ", moved]";
+        if (cell.state() == Ownership.MOVED) {
+            return "ImportedTensor[" + cell.kind().structName() + " at 0x" + Long.toHexString(cell.address()) + ", moved]";
         }
-        return "ImportedTensor[" + cell.kind.structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
+        return "ImportedTensor[" + cell.kind().structName() + version().map(v -> " " + v).orElse("") + ", " + fields.device() + ", "
                 + layout() + (isAlive() ? "" : ", closed") + "]";
     }
 }

@@ -1,9 +1,6 @@
 package org.jdlpack.abi;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -15,51 +12,6 @@ import java.util.Arrays;
  * unaligned: a hostile producer's misaligned struct is rejected by validation, not by a crash.
  */
 final class ManagedTensorReader {
-
-    /**
-     * The validated contents of a managed tensor, kept in few objects because one is made per
-     * import: the version packed as {@code major << 32 | minor} (-1 for a legacy struct), shape
-     * and strides in one array ({@code dims[i]} is {@code shape[i]}, {@code dims[ndim + i]} is
-     * {@code strides[i]}), the extent as two longs.
-     */
-    record Fields(long version, long flags, long data, int deviceType, int deviceId, DLDataType dtype, long[] dims,
-                  boolean stridesWereNull, long byteOffset, long elementCount, long extentStart, long extentSize) {
-
-        DLDevice device() {
-            return new DLDevice(deviceType, deviceId);
-        }
-
-        int ndim() {
-            return dims.length >> 1;
-        }
-
-        long[] shape() {
-            return Arrays.copyOfRange(dims, 0, ndim());
-        }
-
-        long[] strides() {
-            return Arrays.copyOfRange(dims, ndim(), dims.length);
-        }
-
-        TensorExtent extent() {
-            return extentSize == 0 ? TensorExtent.EMPTY : new TensorExtent(extentStart, extentSize);
-        }
-
-        /** The validated fields as a layout, with arrays of its own. */
-        TensorLayout layout() {
-            return new TensorLayout(dtype, shape(), strides(), byteOffset, flags, extent(), elementCount);
-        }
-
-        DLPackVersion dlpackVersion() {
-            return version < 0 ? null : DLPackVersion.ofRaw((int) (version >>> 32), (int) version);
-        }
-
-        /** For leak reports and toString: what was imported, without the pointer. */
-        @Override
-        public String toString() {
-            return device() + ", " + dtype + ", shape " + Arrays.toString(shape());
-        }
-    }
 
     /**
      * Validated single-lane dtypes by {@code code << 8 | bits}, so that an import allocates no
@@ -107,81 +59,226 @@ final class ManagedTensorReader {
     }
 
     /**
-     * Reads the struct at {@code address}.
+     * Reads the struct at {@code address}, then {@link #checkGeometry checks its geometry}. Every
+     * message is built in a method of its own.
+     *
+     * <p>One method on purpose, above C2's size for inlining a hot method ({@code FreqInlineSize},
+     * 325 bytecodes): each read through the FFM API adds hundreds of nodes to a compilation, and
+     * C2 stops inlining into a method once it holds about 18,000 ({@code NodeCountInliningCutoff}).
+     * Inlined into a scoped import, the reader's twenty reads used up that budget before the
+     * tensor, its arena and the caller's action were inlined, and all of them stayed on the heap;
+     * called, it leaves the budget to them (benchmarks/notes.md, "Imports at the cost of the ABI").
      *
      * @throws UnsupportedVersionException before reading anything past the version
      * @throws InvalidTensorException      naming the first malformed field
      */
-    static Fields read(ManagedTensorKind kind, long address) {
-        MemorySegment struct = NativeMemory.at(address, kind.structSize());
-        long version = -1;
-        long flags = 0;
+    static ImportedFields read(ManagedTensorKind kind, long address) {
+        ImportedFields fields = new ImportedFields();
         if (kind == ManagedTensorKind.VERSIONED) {
-            int major = struct.get(JAVA_INT_UNALIGNED, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR);
-            int minor = struct.get(JAVA_INT_UNALIGNED, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR);
-            if (Integer.toUnsignedLong(major) != DLPackVersion.SUPPORTED_MAJOR) {
-                throw new UnsupportedVersionException(DLPackVersion.ofRaw(major, minor));
-            }
-            version = Integer.toUnsignedLong(major) << 32 | Integer.toUnsignedLong(minor);
-            flags = struct.get(JAVA_LONG_UNALIGNED, DLManagedTensorVersionedLayout.FLAGS);
+            readVersionAndFlags(address, fields);
         }
-        long t = kind.dlTensorOffset();
-        int ndim = struct.get(JAVA_INT_UNALIGNED, t + DLTensorLayout.NDIM);
-        if (ndim < 0) {
-            throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", must not be negative");
+        long t = address + kind.dlTensorOffset();
+        int ndim = NativeMemory.readInt(t + DLTensorLayout.NDIM);
+        if (ndim < 0 || ndim > TensorLayout.MAX_NDIM) {
+            throw badNdim(ndim);
         }
-        if (ndim > TensorLayout.MAX_NDIM) {
-            throw new InvalidTensorException("DLTensor.ndim is " + ndim + ", above the maximum " + TensorLayout.MAX_NDIM);
-        }
-        DLDataType dtype = dtype(
-                struct.get(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE),
-                struct.get(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS),
-                struct.get(JAVA_SHORT_UNALIGNED, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES));
-        DLDevice device = new DLDevice(
-                struct.get(JAVA_INT_UNALIGNED, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE),
-                struct.get(JAVA_INT_UNALIGNED, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID));
+        fields.ndim = ndim;
+        fields.dtype = dtype(
+                NativeMemory.readByte(t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE),
+                NativeMemory.readByte(t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS),
+                NativeMemory.readShort(t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES));
+        fields.deviceType = NativeMemory.readInt(t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE);
+        fields.deviceId = NativeMemory.readInt(t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID);
 
-        long shapePointer = struct.get(JAVA_LONG_UNALIGNED, t + DLTensorLayout.SHAPE);
+        long shapePointer = NativeMemory.readLong(t + DLTensorLayout.SHAPE);
         if (shapePointer == 0 && ndim > 0) {
-            throw new InvalidTensorException("DLTensor.shape is NULL with ndim " + ndim);
+            throw nullShape(ndim);
         }
-        // dims holds shape then strides: one array per import instead of two.
-        long[] dims = new long[2 * ndim];
-        if (ndim > 0) {
-            MemorySegment.copy(NativeMemory.at(shapePointer, 8L * ndim), JAVA_LONG_UNALIGNED, 0, dims, 0, ndim);
-        }
-        long stridesPointer = struct.get(JAVA_LONG_UNALIGNED, t + DLTensorLayout.STRIDES);
+        long stridesPointer = NativeMemory.readLong(t + DLTensorLayout.STRIDES);
         // NULL strides meant compact row-major before DLPack 1.2; later producers that still
         // write NULL are read the same way rather than failing the user.
-        boolean stridesWereNull = stridesPointer == 0;
-        for (int i = 0; i < ndim; i++) {
-            if (dims[i] < 0) {
-                throw new InvalidTensorException("DLTensor.shape[" + i + "] is " + dims[i] + ", must not be negative");
+        fields.stridesWereNull = stridesPointer == 0;
+        if (ndim > ImportedFields.INLINE_NDIM) {
+            fields.dims = readDims(shapePointer, stridesPointer, ndim);
+        } else if (ndim > 0) {
+            // Up to four dimensions without a loop: the fields are named, not indexed.
+            fields.shape0 = extent(shapePointer, 0);
+            if (ndim > 1) {
+                fields.shape1 = extent(shapePointer, 1);
+            }
+            if (ndim > 2) {
+                fields.shape2 = extent(shapePointer, 2);
+            }
+            if (ndim > 3) {
+                fields.shape3 = extent(shapePointer, 3);
+            }
+            if (stridesPointer == 0) {
+                compactStrides(fields);
+            } else {
+                fields.stride0 = NativeMemory.readLong(stridesPointer);
+                if (ndim > 1) {
+                    fields.stride1 = NativeMemory.readLong(stridesPointer + 8);
+                }
+                if (ndim > 2) {
+                    fields.stride2 = NativeMemory.readLong(stridesPointer + 16);
+                }
+                if (ndim > 3) {
+                    fields.stride3 = NativeMemory.readLong(stridesPointer + 24);
+                }
             }
         }
-        if (stridesWereNull) {
+
+        long byteOffset = NativeMemory.readLong(t + DLTensorLayout.BYTE_OFFSET);
+        if (byteOffset < 0) {
+            throw badByteOffset(byteOffset);
+        }
+        fields.byteOffset = byteOffset;
+        fields.data = NativeMemory.readLong(t + DLTensorLayout.DATA);
+        checkGeometry(fields);
+        return fields;
+    }
+
+    /** The element count, the extent, and where the elements lie: data may be NULL only without elements, host extents lie in user space. */
+    private static void checkGeometry(ImportedFields fields) {
+        long count = elementCount(fields);
+        fields.elementCount = count;
+        if (count == 0) {
+            return; // the extent stays empty: (0, 0)
+        }
+        extent(fields);
+        if (fields.data == 0) {
+            throw nullData(count);
+        }
+        if (DLDeviceType.isHostAccessible(fields.deviceType)) {
+            checkHostAddressRange(fields);
+        }
+    }
+
+    private static void readVersionAndFlags(long address, ImportedFields fields) {
+        int major = NativeMemory.readInt(address + DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR);
+        int minor = NativeMemory.readInt(address + DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR);
+        if (Integer.toUnsignedLong(major) != DLPackVersion.SUPPORTED_MAJOR) {
+            throw unsupported(major, minor);
+        }
+        fields.version = Integer.toUnsignedLong(major) << 32 | Integer.toUnsignedLong(minor);
+        fields.flags = NativeMemory.readLong(address + DLManagedTensorVersionedLayout.FLAGS);
+    }
+
+    /** {@code shape[i]}, checked not negative. */
+    private static long extent(long shapePointer, int i) {
+        long extent = NativeMemory.readLong(shapePointer + 8L * i);
+        if (extent < 0) {
+            throw negativeExtent(i, extent);
+        }
+        return extent;
+    }
+
+    /** Shape then strides of a tensor with more than {@value ImportedFields#INLINE_NDIM} dimensions, in one array. */
+    private static long[] readDims(long shapePointer, long stridesPointer, int ndim) {
+        long[] dims = new long[2 * ndim];
+        for (int i = 0; i < ndim; i++) {
+            dims[i] = extent(shapePointer, i);
+        }
+        if (stridesPointer == 0) {
             TensorGeometry.compactStrides(dims, dims, ndim, ndim);
-        } else if (ndim > 0) {
+        } else {
             MemorySegment.copy(NativeMemory.at(stridesPointer, 8L * ndim), JAVA_LONG_UNALIGNED, 0, dims, ndim, ndim);
         }
+        return dims;
+    }
 
-        long byteOffset = struct.get(JAVA_LONG_UNALIGNED, t + DLTensorLayout.BYTE_OFFSET);
-        if (byteOffset < 0) {
-            throw new InvalidTensorException("DLTensor.byte_offset is " + Long.toUnsignedString(byteOffset)
-                    + ", above the largest supported offset 2^63-1");
+    /**
+     * {@link TensorGeometry#compactStrides(long[], long[], int, int)} for 1 to
+     * {@value ImportedFields#INLINE_NDIM} dimensions in fields: the last stride is 1, each one
+     * before it the product of the extents after it (an extent of 0 counts as 1).
+     */
+    private static void compactStrides(ImportedFields fields) {
+        int ndim = fields.ndim;
+        long stride = 1;
+        try {
+            if (ndim > 3) {
+                fields.stride3 = stride;
+                stride = Math.multiplyExact(stride, Math.max(fields.shape3, 1));
+            }
+            if (ndim > 2) {
+                fields.stride2 = stride;
+                stride = Math.multiplyExact(stride, Math.max(fields.shape2, 1));
+            }
+            if (ndim > 1) {
+                fields.stride1 = stride;
+                stride = Math.multiplyExact(stride, Math.max(fields.shape1, 1));
+            }
+        } catch (ArithmeticException e) {
+            throw TensorGeometry.compactStridesOverflow(fields.shape(), e); // a stride that needs the product exists
         }
-        long count = TensorGeometry.elementCount(dims, ndim);
-        TensorExtent extent = count == 0 ? TensorExtent.EMPTY
-                : TensorGeometry.extent(dims, 0, dims, ndim, ndim, dtype, DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(flags));
-        long data = struct.get(JAVA_LONG_UNALIGNED, t + DLTensorLayout.DATA);
-        if (data == 0 && count > 0) {
-            throw new InvalidTensorException("DLTensor.data is NULL with " + count + " elements");
+        fields.stride0 = stride;
+    }
+
+    /** {@link TensorGeometry#elementCount(long[], int)} of the fields. */
+    private static long elementCount(ImportedFields fields) {
+        int ndim = fields.ndim;
+        if (fields.dims != null) {
+            return TensorGeometry.elementCount(fields.dims, ndim);
         }
-        if (device.isHostAccessible() && count > 0) {
-            checkHostAddressRange(data, byteOffset, extent, dims, ndim);
+        long a = ndim > 0 ? fields.shape0 : 1;
+        long b = ndim > 1 ? fields.shape1 : 1;
+        long c = ndim > 2 ? fields.shape2 : 1;
+        long d = ndim > 3 ? fields.shape3 : 1;
+        if (a == 0 || b == 0 || c == 0 || d == 0) {
+            return 0;
         }
-        return new Fields(version, flags, data, device.deviceType(), device.deviceId(), dtype, dims, stridesWereNull, byteOffset, count, extent.startByte(),
-                extent.byteSize());
+        try {
+            return Math.multiplyExact(Math.multiplyExact(Math.multiplyExact(a, b), c), d);
+        } catch (ArithmeticException e) {
+            throw TensorGeometry.elementCountOverflow(fields.shape(), e);
+        }
+    }
+
+    /**
+     * {@link TensorGeometry#extent} of the fields, for a tensor with at least one element. The
+     * fields of dimensions past ndim are 0, so their reach, {@code 0 * (0 - 1)}, adds nothing.
+     */
+    private static void extent(ImportedFields fields) {
+        boolean padded = DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.isSet(fields.flags);
+        if (fields.dims != null) {
+            TensorExtent extent = TensorGeometry.extent(fields.dims, 0, fields.dims, fields.ndim, fields.ndim, fields.dtype, padded);
+            fields.extentStart = extent.startByte();
+            fields.extentSize = extent.byteSize();
+            return;
+        }
+        try {
+            long lowest = 0;
+            long highest = 0;
+            long reach = Math.multiplyExact(fields.stride0, fields.shape0 - 1);
+            if (reach < 0) {
+                lowest = reach;
+            } else {
+                highest = reach;
+            }
+            reach = Math.multiplyExact(fields.stride1, fields.shape1 - 1);
+            if (reach < 0) {
+                lowest = Math.addExact(lowest, reach);
+            } else {
+                highest = Math.addExact(highest, reach);
+            }
+            reach = Math.multiplyExact(fields.stride2, fields.shape2 - 1);
+            if (reach < 0) {
+                lowest = Math.addExact(lowest, reach);
+            } else {
+                highest = Math.addExact(highest, reach);
+            }
+            reach = Math.multiplyExact(fields.stride3, fields.shape3 - 1);
+            if (reach < 0) {
+                lowest = Math.addExact(lowest, reach);
+            } else {
+                highest = Math.addExact(highest, reach);
+            }
+            TensorExtent extent = TensorGeometry.byteExtent(lowest, highest, fields.dtype, padded);
+            fields.extentStart = extent.startByte();
+            fields.extentSize = extent.byteSize();
+        } catch (ArithmeticException e) {
+            throw TensorGeometry.extentOverflow(fields.shape(), fields.strides(), fields.dtype, e);
+        }
     }
 
     /**
@@ -189,31 +286,73 @@ final class ManagedTensorReader {
      * wrap-around, nothing below 0, nothing at or above {@link #USER_ADDRESS_LIMIT}. The message
      * names the first field that leaves user space.
      */
-    private static void checkHostAddressRange(long data, long byteOffset, TensorExtent extent, long[] dims, int ndim) {
-        long origin;
+    private static void checkHostAddressRange(ImportedFields fields) {
         long first;
+        long end;
+        try {
+            long origin = Math.addExact(fields.data, fields.byteOffset);
+            first = Math.addExact(origin, fields.extentStart);
+            end = Math.addExact(first, fields.extentSize);
+        } catch (ArithmeticException e) {
+            throw outsideUserSpace(fields);
+        }
+        if (fields.data < 0 || first < 0 || end > USER_ADDRESS_LIMIT) {
+            throw outsideUserSpace(fields);
+        }
+    }
+
+    // The messages, built only when something is wrong.
+
+    private static UnsupportedVersionException unsupported(int major, int minor) {
+        return new UnsupportedVersionException(DLPackVersion.ofRaw(major, minor));
+    }
+
+    private static InvalidTensorException badNdim(int ndim) {
+        return ndim < 0 ? new InvalidTensorException("DLTensor.ndim is " + ndim + ", must not be negative")
+                : new InvalidTensorException("DLTensor.ndim is " + ndim + ", above the maximum " + TensorLayout.MAX_NDIM);
+    }
+
+    private static InvalidTensorException nullShape(int ndim) {
+        return new InvalidTensorException("DLTensor.shape is NULL with ndim " + ndim);
+    }
+
+    private static InvalidTensorException negativeExtent(int i, long extent) {
+        return new InvalidTensorException("DLTensor.shape[" + i + "] is " + extent + ", must not be negative");
+    }
+
+    private static InvalidTensorException badByteOffset(long byteOffset) {
+        return new InvalidTensorException("DLTensor.byte_offset is " + Long.toUnsignedString(byteOffset)
+                + ", above the largest supported offset 2^63-1");
+    }
+
+    private static InvalidTensorException nullData(long count) {
+        return new InvalidTensorException("DLTensor.data is NULL with " + count + " elements");
+    }
+
+    private static InvalidTensorException outsideUserSpace(ImportedFields fields) {
+        long data = fields.data;
+        long byteOffset = fields.byteOffset;
+        TensorExtent extent = fields.extent();
+        long origin;
         long end;
         try {
             if (data < 0) {
                 throw new ArithmeticException("data above 2^63");
             }
             origin = Math.addExact(data, byteOffset);
-            first = Math.addExact(origin, extent.startByte());
+            long first = Math.addExact(origin, extent.startByte());
             end = Math.addExact(origin, extent.endByte());
             if (first < 0) {
                 throw new ArithmeticException("below address 0");
             }
         } catch (ArithmeticException e) {
-            throw new InvalidTensorException(range(data, byteOffset, extent) + " does not describe a host address range", e);
+            return new InvalidTensorException(range(data, byteOffset, extent) + " does not describe a host address range", e);
         }
-        if (end > USER_ADDRESS_LIMIT) {
-            String field = data >= USER_ADDRESS_LIMIT ? "DLTensor.data 0x" + Long.toHexString(data)
-                    : origin >= USER_ADDRESS_LIMIT ? "DLTensor.byte_offset " + byteOffset
-                    : "DLTensor.shape " + Arrays.toString(Arrays.copyOf(dims, ndim)) + " with strides "
-                            + Arrays.toString(Arrays.copyOfRange(dims, ndim, 2 * ndim));
-            throw new InvalidTensorException(field + " reaches host address 0x" + Long.toHexString(end - 1) + " (" + range(data, byteOffset, extent)
-                    + "), above the user address space, which ends at " + limitText());
-        }
+        String field = data >= USER_ADDRESS_LIMIT ? "DLTensor.data 0x" + Long.toHexString(data)
+                : origin >= USER_ADDRESS_LIMIT ? "DLTensor.byte_offset " + byteOffset
+                : "DLTensor.shape " + Arrays.toString(fields.shape()) + " with strides " + Arrays.toString(fields.strides());
+        return new InvalidTensorException(field + " reaches host address 0x" + Long.toHexString(end - 1) + " (" + range(data, byteOffset, extent)
+                + "), above the user address space, which ends at " + limitText());
     }
 
     private static String range(long data, long byteOffset, TensorExtent extent) {

@@ -1,7 +1,10 @@
 package org.jdlpack.abi;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -108,6 +111,21 @@ final class NativeMemory {
      */
     public static long readLong(long address) {
         return everything().get(JAVA_LONG_UNALIGNED, address);
+    }
+
+    /** {@link #readLong} for a 32-bit value. */
+    public static int readInt(long address) {
+        return everything().get(JAVA_INT_UNALIGNED, address);
+    }
+
+    /** {@link #readLong} for a 16-bit value. */
+    public static short readShort(long address) {
+        return everything().get(JAVA_SHORT_UNALIGNED, address);
+    }
+
+    /** {@link #readLong} for a byte. */
+    public static byte readByte(long address) {
+        return everything().get(JAVA_BYTE, address);
     }
 
     /**

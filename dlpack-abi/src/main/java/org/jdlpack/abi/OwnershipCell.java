@@ -13,14 +13,11 @@ import org.jdlpack.abi.plumbing.Ledger;
  *
  * <p>The cell is also its own {@link Ledger} entry: a phantom reference to the object whose
  * unreachability means "forgotten" (a handle, or the scope of an imported tensor's arena). One
- * object per owned pointer does both jobs. A cell created without a watched object (imports into
- * a caller's arena, scoped imports) is not in the safety net.
+ * object per owned pointer does both jobs. Owners that cannot be forgotten (imports into a
+ * caller's arena, scoped imports) use a {@link PlainOwnership} instead, which the JIT can take off
+ * the heap.
  */
-final class OwnershipCell extends Ledger.Entry {
-
-    static final int OWNED = 0;
-    static final int MOVED = 1;
-    static final int DELETED = 2;
+final class OwnershipCell extends Ledger.Entry implements Ownership {
 
     private static final VarHandle STATE;
 
@@ -32,8 +29,8 @@ final class OwnershipCell extends Ledger.Entry {
         }
     }
 
-    final ManagedTensorKind kind;
-    final long address;
+    private final ManagedTensorKind kind;
+    private final long address;
     /** This cell's entry in {@link OwnedPointers}, dropped when the state leaves OWNED by a deleter call or a move out of Java. */
     private final int ticket;
     /** Who owns the pointer, for messages: a constant, so naming it allocates nothing. */
@@ -77,8 +74,18 @@ final class OwnershipCell extends Ledger.Entry {
         }
     }
 
-    /** Gives up ownership without calling the deleter: the pointer leaves Java (consumed by native code). */
-    boolean move() {
+    @Override
+    public ManagedTensorKind kind() {
+        return kind;
+    }
+
+    @Override
+    public long address() {
+        return address;
+    }
+
+    @Override
+    public boolean move() {
         if (STATE.compareAndSet(this, OWNED, MOVED)) {
             leaveOwnedState();
             OwnedPointers.drop(address, ticket);
@@ -87,13 +94,8 @@ final class OwnershipCell extends Ledger.Entry {
         return false;
     }
 
-    /**
-     * Gives up ownership to another cell inside Java, keeping the claim on the address for it, so
-     * that no other take can slip in between.
-     *
-     * @return the ticket for the next cell, or {@link Integer#MIN_VALUE} if this cell no longer owns the pointer
-     */
-    int handOver() {
+    @Override
+    public int handOver() {
         if (STATE.compareAndSet(this, OWNED, MOVED)) {
             leaveOwnedState();
             return ticket;
@@ -101,8 +103,8 @@ final class OwnershipCell extends Ledger.Entry {
         return Integer.MIN_VALUE;
     }
 
-    /** Calls the deleter, unless ownership already moved or the deleter was called. Never throws. */
-    boolean callDeleter() {
+    @Override
+    public boolean callDeleter() {
         if (STATE.compareAndSet(this, OWNED, DELETED)) {
             leaveOwnedState();
             // Before the deleter: the producer may reuse the address for its next tensor at once.
@@ -128,10 +130,11 @@ final class OwnershipCell extends Ledger.Entry {
 
     /** {@return where the cell owning {@code address} was created, when leak tracking recorded it; else null} */
     static Throwable creationSiteOf(long address) {
-        return Ledger.siteOf(o -> o instanceof OwnershipCell cell && cell.address == address && cell.state() == OWNED);
+        return Ledger.siteOf(o -> o instanceof Ownership owner && owner.address() == address && owner.state() == OWNED);
     }
 
-    int state() {
+    @Override
+    public int state() {
         return (int) STATE.getVolatile(this);
     }
 

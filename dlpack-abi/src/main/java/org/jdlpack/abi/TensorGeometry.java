@@ -41,8 +41,7 @@ final class TensorGeometry {
             } catch (ArithmeticException e) {
                 // The overflow only matters if a stride that needs it exists.
                 if (i > 0) {
-                    throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(shape, ndim))
-                            + ": compact strides overflow 64 bits", e);
+                    throw compactStridesOverflow(Arrays.copyOf(shape, ndim), e);
                 }
             }
         }
@@ -140,23 +139,46 @@ final class TensorGeometry {
                     highest = Math.addExact(highest, reach);
                 }
             }
-            long elementBytes = dtype.byteSize(subbytePadded);
-            if (elementBytes > 0) {
-                long start = Math.multiplyExact(lowest, elementBytes);
-                long end = Math.multiplyExact(Math.addExact(highest, 1), elementBytes);
-                return new TensorExtent(start, Math.subtractExact(end, start));
-            }
-            long bits = dtype.bitsPerElement();
-            long startBit = Math.multiplyExact(lowest, bits);
-            long endBit = Math.multiplyExact(Math.addExact(highest, 1), bits);
-            long start = Math.floorDiv(startBit, 8);
-            long end = Math.ceilDiv(endBit, 8);
-            return new TensorExtent(start, Math.subtractExact(end, start));
+            return byteExtent(lowest, highest, dtype, subbytePadded);
         } catch (ArithmeticException e) {
-            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOfRange(shape, shapeFrom, shapeFrom + ndim))
-                    + " with strides " + Arrays.toString(Arrays.copyOfRange(strides, stridesFrom, stridesFrom + ndim))
-                    + " and dtype " + dtype + ": byte extent overflows 64 bits", e);
+            throw extentOverflow(Arrays.copyOfRange(shape, shapeFrom, shapeFrom + ndim),
+                    Arrays.copyOfRange(strides, stridesFrom, stridesFrom + ndim), dtype, e);
         }
+    }
+
+    /**
+     * The bytes elements reach whose offsets, in elements from element 0, run from {@code lowest}
+     * to {@code highest}. Packed sub-byte elements are located by bit position, so their extent is
+     * rounded out to whole bytes.
+     *
+     * @throws ArithmeticException if an offset or the size overflows 64 bits
+     */
+    static TensorExtent byteExtent(long lowest, long highest, DLDataType dtype, boolean subbytePadded) {
+        long elementBytes = dtype.byteSize(subbytePadded);
+        if (elementBytes > 0) {
+            long start = Math.multiplyExact(lowest, elementBytes);
+            long end = Math.multiplyExact(Math.addExact(highest, 1), elementBytes);
+            return new TensorExtent(start, Math.subtractExact(end, start));
+        }
+        long bits = dtype.bitsPerElement();
+        long startBit = Math.multiplyExact(lowest, bits);
+        long endBit = Math.multiplyExact(Math.addExact(highest, 1), bits);
+        long start = Math.floorDiv(startBit, 8);
+        long end = Math.ceilDiv(endBit, 8);
+        return new TensorExtent(start, Math.subtractExact(end, start));
+    }
+
+    static InvalidTensorException compactStridesOverflow(long[] shape, ArithmeticException cause) {
+        return new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape) + ": compact strides overflow 64 bits", cause);
+    }
+
+    static InvalidTensorException elementCountOverflow(long[] shape, ArithmeticException cause) {
+        return new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape) + ": element count overflows 64 bits", cause);
+    }
+
+    static InvalidTensorException extentOverflow(long[] shape, long[] strides, DLDataType dtype, ArithmeticException cause) {
+        return new InvalidTensorException("DLTensor.shape " + Arrays.toString(shape) + " with strides " + Arrays.toString(strides)
+                + " and dtype " + dtype + ": byte extent overflows 64 bits", cause);
     }
 
     /**
@@ -176,8 +198,7 @@ final class TensorGeometry {
                 count = Math.multiplyExact(count, shape[i]);
             }
         } catch (ArithmeticException e) {
-            throw new InvalidTensorException("DLTensor.shape " + Arrays.toString(Arrays.copyOf(shape, ndim))
-                    + ": element count overflows 64 bits", e);
+            throw elementCountOverflow(Arrays.copyOf(shape, ndim), e);
         }
         return count;
     }

@@ -65,7 +65,8 @@ class ImporterPropertiesTest {
         int major = random.nextInt(100) < 92 ? 1 : new int[] {0, 2, 3, -1}[random.nextInt(4)];
         int minor = new int[] {0, 1, 2, 3, 4, 99, -1}[random.nextInt(7)];
         long flags = new long[] {0, 0, 1, 2, 4, 5, 1L << 40, -1L}[random.nextInt(8)];
-        int ndim = random.nextInt(100) < 90 ? random.nextInt(5) : new int[] {-1, -7, Integer.MIN_VALUE, 64, 256, 257, 1000, 100_000}[random.nextInt(8)];
+        // 0 to 6: both sides of ImportedFields.INLINE_NDIM (shape and strides in fields up to 4, an array above)
+        int ndim = random.nextInt(100) < 90 ? random.nextInt(7) : new int[] {-1, -7, Integer.MIN_VALUE, 64, 256, 257, 1000, 100_000}[random.nextInt(8)];
         int length = ndim < 0 || ndim >= 4096 ? 0 : ndim; // the peer copies min(ndim, 4095) entries
         long[] shape = new long[length];
         long[] hostileExtents = {-1, -2, Long.MIN_VALUE, Long.MAX_VALUE, 1L << 31, 1L << 32, 1L << 40, 1L << 62, 3_037_000_500L};
@@ -105,7 +106,7 @@ class ImporterPropertiesTest {
     }
 
     /** The independent verdict: null when the struct must be rejected, else its extent. */
-    record Verdict(Class<? extends DLPackException> rejection, TensorExtent extent) {
+    record Verdict(Class<? extends DLPackException> rejection, TensorExtent extent, long[] strides) {
     }
 
     /**
@@ -120,9 +121,9 @@ class ImporterPropertiesTest {
 
     static Verdict oracle(Case c, long dataAddress) {
         if (!c.legacy && c.major != 1) {
-            return new Verdict(UnsupportedVersionException.class, null);
+            return new Verdict(UnsupportedVersionException.class, null, null);
         }
-        Verdict invalid = new Verdict(InvalidTensorException.class, null);
+        Verdict invalid = new Verdict(InvalidTensorException.class, null, null);
         if (c.ndim < 0 || c.ndim > 256 || (c.nullShape && c.ndim > 0) || !validDtype(c.code, c.bits, c.lanes)) {
             return invalid;
         }
@@ -156,7 +157,7 @@ class ImporterPropertiesTest {
             count = count.multiply(extent);
         }
         if (count.signum() == 0) {
-            return new Verdict(null, TensorExtent.EMPTY);
+            return new Verdict(null, TensorExtent.EMPTY, longs(strides));
         }
         if (count.compareTo(MAX) > 0) {
             return invalid;
@@ -203,7 +204,11 @@ class ImporterPropertiesTest {
         if (origin.add(start).signum() < 0 || origin.add(end).compareTo(USER_SPACE_END) > 0) {
             return invalid;
         }
-        return new Verdict(null, new TensorExtent(start.longValueExact(), size.longValueExact()));
+        return new Verdict(null, new TensorExtent(start.longValueExact(), size.longValueExact()), longs(strides));
+    }
+
+    private static long[] longs(BigInteger[] values) {
+        return Arrays.stream(values).mapToLong(BigInteger::longValueExact).toArray();
     }
 
     private static boolean fits(BigInteger value) {
@@ -241,6 +246,7 @@ class ImporterPropertiesTest {
                 assertThat(verdict.rejection()).as("accepted, but the oracle rejects: %s", c).isNull();
                 assertThat(tensor.layout().extent()).as("extent of %s", c).isEqualTo(verdict.extent());
                 assertThat(tensor.layout().shape()).containsExactly(Arrays.copyOf(c.shape, c.ndim));
+                assertThat(tensor.layout().strides()).as("strides of %s", c).containsExactly(verdict.strides());
                 ACCEPTED.incrementAndGet();
             } finally {
                 tensor.close();

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.testsupport.CPeer;
@@ -34,6 +35,7 @@ class LeakTrackingReportTest {
         for (String site : DLPackStats.liveAllocationSites()) {
             System.out.println("LIVE " + site.replace('\n', '|'));
         }
+        listAScopedImport();
         Collect.until(() -> DLPackStats.leaksReported() >= 2, Duration.ofSeconds(30));
         System.out.println("LEAKS " + DLPackStats.leaksReported());
         KEPT.forEach(ExportedTensor::close);
@@ -43,6 +45,19 @@ class LeakTrackingReportTest {
     private static void leakAnImportedTensor() {
         CPeer.Produced produced = CPeer.get().make(PeerTensor.versioned());
         ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()); // never closed
+    }
+
+    /** A scoped import has no safety-net entry (a plain ownership), but tracking lists it while the action runs, and not after. */
+    private static void listAScopedImport() {
+        CPeer.Produced produced = CPeer.get().make(PeerTensor.versioned());
+        String address = "ImportedTensor(DLManagedTensorVersioned at 0x" + Long.toHexString(produced.pointer().address());
+        Predicate<String> mine = site -> site.startsWith(address + ")") || site.startsWith(address + ",");
+        ImportedTensor.apply(ManagedTensorKind.VERSIONED, produced.pointer(), tensor -> {
+            DLPackStats.liveAllocationSites().stream().filter(mine)
+                    .forEach(site -> System.out.println("SCOPED " + site.replace('\n', '|')));
+            return null;
+        });
+        System.out.println("SCOPED AFTER " + DLPackStats.liveAllocationSites().stream().filter(mine).count());
     }
 
     private static void leakAnOwner() {
@@ -71,5 +86,7 @@ class LeakTrackingReportTest {
         assertThat(output).containsPattern("LIVE export \\d+ \\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, "
                 + "java.lang.Throwable: created here.*keepAnExportAlive");
         assertThat(output).containsPattern("LIVE ExportedTensor\\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, .*keepAnExportAlive");
+        assertThat(output).containsPattern("SCOPED ImportedTensor\\(DLManagedTensorVersioned at 0x[0-9a-f]+\\) is alive, .*listAScopedImport")
+                .contains("SCOPED AFTER 0");
     }
 }

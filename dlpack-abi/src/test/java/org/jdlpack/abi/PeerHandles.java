@@ -14,6 +14,6 @@ final class PeerHandles {
     }
 
     static ExportedTensor holding(ManagedTensorKind kind, MemorySegment pointer) {
-        return new ExportedTensor(kind, ImportedTensor.checkedAddress(pointer));
+        return new ExportedTensor(kind, Importer.checkedAddress(pointer));
     }
 }

@@ -39,8 +39,9 @@ class ForgottenOwnedHostTensorTest {
 
         assertThat(Collect.until(() -> memory.stream().noneMatch(segment -> segment.scope().isAlive()), COLLECTION))
                 .as("every forgotten tensor's memory freed after collection").isTrue();
-        // The net frees the memory first and counts the leak after its report: wait for the count too.
-        assertThat(Collect.until(() -> DLPackStats.leaksReported() - leaksBefore >= 200, COLLECTION)).isTrue();
+        // The safety net frees the memory first and counts the leak right after: wait for the count too.
+        assertThat(Collect.until(() -> DLPackStats.leaksReported() - leaksBefore >= 200, COLLECTION))
+                .as("%d leaks reported, at least 200 expected", DLPackStats.leaksReported() - leaksBefore).isTrue();
         assertThat(DLPackStats.liveExportOwners()).isZero();
     }
 
@@ -66,8 +67,8 @@ class ForgottenOwnedHostTensorTest {
         assertThat(PEER.sumF32(exported, false)).isEqualTo(6.0); // C still reads the values
         PEER.deleteOnNewThread(exported, false);
         assertThat(Collect.until(() -> !data[0].scope().isAlive(), COLLECTION)).as("released after the deleter and a collection").isTrue();
-        // Counted after the release and its report (a loaded machine showed the gap): wait for it.
-        assertThat(Collect.until(() -> DLPackStats.leaksReported() - leaksBefore >= 1, COLLECTION)).isTrue();
+        assertThat(Collect.until(() -> DLPackStats.leaksReported() - leaksBefore >= 1, COLLECTION))
+                .as("the leak reported (counted right after the release)").isTrue();
     }
 
     private static MemorySegment exportAndForget(MemorySegment[] data) {
