@@ -14,6 +14,11 @@ import org.junit.jupiter.api.Test;
 /**
  * jdlpack on the engine's own class path instead of in the job jar: {@link ParentFirstMain} in a
  * JVM whose class path holds jdlpack (Flink's lib/), under {@code --illegal-native-access=deny}.
+ *
+ * <p>It once failed under load (a job's loader not collected within 60 s): the JDK's
+ * serialization caches held it, not jdlpack or Flink, and the wait now ends that hold as an engine
+ * does (see {@code EngineChecks.awaitCollected}); {@code engines/flink/under-load.sh} runs this
+ * test and {@link FlinkJobJarTest} 10 times under a CPU burner.
  */
 class FlinkParentFirstTest {
 

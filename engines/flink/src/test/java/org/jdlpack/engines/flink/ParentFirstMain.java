@@ -55,6 +55,10 @@ public final class ParentFirstMain {
                 JobAssertions.assertSucceeded(outcome.result());
                 JobAssertions.assertAttempts(outcome, "AppClassLoader");
                 assertThat(loaders.add(outcome.attempts().get(0).get("loader"))).as("%s ran in a loader of its own", job).isTrue();
+                // What held a finished job's loader here, under load, was neither jdlpack nor Flink but the
+                // JDK's serialization caches, until an object is next written and read (heap dumps of the
+                // failures, docs/engines.md "Under load"); awaitCollected does both after each collection,
+                // as a TaskManager does at each deployment.
                 boolean collected = EngineChecks.awaitCollected(() -> LoaderProbe.live(job), Duration.ofSeconds(60));
                 if (!collected) {
                     assertThat(collected).as("%s's class loader collected without a release hook: jdlpack holds none of its classes (heap dump: %s)",
