@@ -27,6 +27,14 @@ public final class Diagnostics {
     }
 
     /**
+     * Does nothing but make sure this class is loaded and initialized, for code that must report
+     * after its class loader may have been closed (the safety net's thread).
+     */
+    public static void ready() {
+        // Empty: the call itself loads and initializes the class.
+    }
+
+    /**
      * Logs a message; swallows any failure of the logging system itself, because the caller may be
      * a native thread inside a deleter upcall, where an escaping exception ends the JVM.
      *

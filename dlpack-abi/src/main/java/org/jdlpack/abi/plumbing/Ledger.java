@@ -270,6 +270,10 @@ public final class Ledger {
         }
         synchronized (Ledger.class) {
             if (releaser == null) {
+                // What the thread reports with, loaded now: a class loader closed under open owners
+                // (Flink closes a job's loader after a refused release hook) loads no class after its
+                // close, and the thread must still release and report (SafetyNetAfterLoaderCloseTest).
+                Diagnostics.ready();
                 // Nothing inherited from whoever made the first entry: a task's context class loader
                 // or inheritable thread locals would stay reachable for as long as this thread runs.
                 Thread thread = Thread.ofPlatform().name("jdlpack-safety-net").daemon().inheritInheritableThreadLocals(false)
@@ -289,7 +293,11 @@ public final class Ledger {
             } catch (InterruptedException e) {
                 // Stopped, or woken for no reason: the loop's condition says which.
             } catch (Throwable t) {
-                Diagnostics.report(Level.ERROR, "jdlpack's safety net failed to release a forgotten object", t);
+                try {
+                    Diagnostics.report(Level.ERROR, "jdlpack's safety net failed to release a forgotten object", t);
+                } catch (Throwable unreportable) {
+                    // Not even the report could run (its classes cannot load): the loop goes on with the next entry.
+                }
             }
         }
     }

@@ -27,6 +27,13 @@ public final class Upcalls implements AutoCloseable {
 
     private static final Linker LINKER = Linker.nativeLinker();
 
+    static {
+        // Upcall targets report their failures through Diagnostics (an exception must never leave an
+        // upcall): loaded before any stub exists, so a deleter called after the class loader was
+        // closed (a finished Flink job) does not need to load it.
+        Diagnostics.ready();
+    }
+
     private final Class<?> owner;
     private final Arena arena = Arena.ofShared();
 
