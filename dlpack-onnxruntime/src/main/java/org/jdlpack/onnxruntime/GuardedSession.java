@@ -126,6 +126,13 @@ public final class GuardedSession implements AutoCloseable {
                     interrupted = true;
                 }
             }
+            if (closed) {
+                // Another close closed it while this one waited (wait() releases the monitor).
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                return;
+            }
             closed = true;
             try {
                 session.close();

@@ -70,6 +70,31 @@ class GuardedSessionTest {
         }
     }
 
+    /** Two closes waiting for one run: both return once it is closed, and neither closes it twice (failed before). */
+    @Test
+    void twoClosesWaitingForARunBothReturn() throws Exception {
+        GuardedSession guard = GuardedSession.of(Models.session(env, "tiny.onnx"));
+        guard.borrow(); // a run in flight on another thread
+        java.util.List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread[] closers = new Thread[2];
+        for (int i = 0; i < closers.length; i++) {
+            closers[i] = Thread.ofPlatform().start(() -> {
+                try {
+                    guard.close();
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+        }
+        waitFor(() -> closers[0].getState() == Thread.State.WAITING && closers[1].getState() == Thread.State.WAITING);
+        guard.giveBack();
+        for (Thread closer : closers) {
+            closer.join();
+        }
+        assertThat(failures).isEmpty();
+        assertThat(guard.toString()).isEqualTo("GuardedSession[closed]");
+    }
+
     @Test
     void anIdleGuardClosesAtOnceAndCopiedOutputsRunGuardedToo() throws Exception {
         GuardedSession guard = GuardedSession.of(Models.session(env, "nonzero.onnx"));
