@@ -44,6 +44,9 @@ final class OrtRun {
         int inputCount = 0;
         int outputCount = 0;
         boolean sessionHeld = false;
+        // Room for the finally below: a StackOverflowError in giveBack would leave the session
+        // held, and its close would wait for ever. Thrown here, before anything is held.
+        ScopeHold.requireStack();
         try {
             if (guard != null) {
                 guard.borrow();

@@ -157,6 +157,10 @@ public final class ScopeHold {
             MemorySegment base = first + 1 < segments.length ? segments[first + 1] : MemorySegment.NULL;
             next = first + 2;
             CURRENT.set(this); // again: an action's own hold may have replaced it in between
+            // The upcall's first frames (the stub, the target's adapters) run before getAsInt's try:
+            // a StackOverflowError there would leave the upcall and end the JVM. Claim their stack in
+            // Java first, so that a thread near its stack's end gets the error here, in Java.
+            requireStack();
             try {
                 MemorySegment found = (MemorySegment) BSEARCH.invokeExact(key, base, 1L, 1L, COMPARE);
             } catch (IllegalStateException | WrongThreadException notHeld) {
@@ -176,6 +180,34 @@ public final class ScopeHold {
             if (thrown != null) {
                 ScopeHold.<RuntimeException>sneaky(thrown);
             }
+        }
+    }
+
+    /**
+     * Frames of {@link #claimStack}, enough for one bsearch level and its upcall's frames up to
+     * getAsInt's try (ScopeHoldTest.aHoldNearTheEndOfTheStackThrowsInJava: crashed without it).
+     */
+    private static final int STACK_FRAMES = 128;
+
+    /**
+     * Throws {@link StackOverflowError} here, in Java, unless the stack below the caller has room
+     * for about {@value #STACK_FRAMES} small frames more than a call needs anyway: for a caller
+     * whose next steps (an upcall's first frames, a {@code finally} that gives back what a run
+     * held) must not be the ones to overflow.
+     */
+    public static void requireStack() {
+        claimStack(STACK_FRAMES, 1, 2, 3, 4, 5, 6, 7, 8);
+    }
+
+    /** Written so that the JIT keeps the calls of {@link #claimStack}. */
+    private static long claimed;
+
+    /** Recurses {@code frames} deep; the longs beyond the six passed in registers take stack in every frame. */
+    private static void claimStack(int frames, long a, long b, long c, long d, long e, long f, long g, long h) {
+        if (frames > 0) {
+            claimStack(frames - 1, b, c, d, e, f, g, h, a);
+        } else {
+            claimed = a ^ h;
         }
     }
 
