@@ -37,6 +37,7 @@ import org.jdlpack.cpu.TensorStreams;
  *   calls per batch
  *   200  X-Shape: ROWS,2   body: ROWS*2 int32 classes, then ROWS*2 float32 probabilities (top 2 per row)
  *   400  a wrong, repeated or missing X-Shape, a body of another length, NaN or infinity, another query
+ *   404  another path under /classify (/classifyX, /classify/x)
  *   408  (numpy route) the body came too slowly: its batch ran without it
  *   500  ONNX Runtime or the Python step failed (the message names the step)
  *   503  (numpy route) no Python with NumPy here, or the server is stopping
@@ -146,6 +147,12 @@ public final class InferenceServer implements AutoCloseable {
     private void classify(HttpExchange exchange) throws IOException {
         long start = System.nanoTime();
         try (exchange) {
+            if (!exchange.getRequestURI().getRawPath().equals("/classify")) {
+                // The JDK server matches contexts by prefix: /classifyX and /classify/.. reach here too.
+                exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
+                respond(exchange, 404, "no such path " + exchange.getRequestURI().getRawPath() + ": POST /classify");
+                return;
+            }
             if (!exchange.getRequestMethod().equals("POST")) {
                 respond(exchange, 405, "POST a body of float32 rows; see GET /stats for counts");
                 return;

@@ -252,6 +252,9 @@ class InferenceServerTest {
                     .startsWith("400 X-Shape is sent 2 times");
             assertThat(raw(server, "/classify?route=nope", "X-Shape: 1,16" + length, body)).startsWith("400 unknown query route=nope");
             assertThat(raw(server, "/classify?route=copy&x", "X-Shape: 1,16" + length, body)).startsWith("400 unknown query");
+            for (String path : List.of("/classifyX", "/classify/", "/classify/..")) {
+                assertThat(raw(server, path, "X-Shape: 1,16" + length, body)).as(path).startsWith("404 no such path");
+            }
             // What HTTP defines as the value 1,16.
             for (String padded : List.of("X-Shape:  1,16 ", "X-Shape:\t1,16\t", "X-Shape: 1,16\u0000")) {
                 assertThat(raw(server, "/classify", padded + length, body)).as(padded).startsWith("200 ");
