@@ -108,11 +108,15 @@ class SessionCloseCrashTest {
      */
     @Test
     void closingABareSessionUnderItsRunsCrashes() {
-        ChildJvm.Outcome outcome = ChildJvm.create().options("-Xmx256m").timeoutSeconds(180).run(SessionCloseCrashTest.class, "bare");
+        // Up to five children: one whose close lands between runs shows nothing, so try again.
+        ChildJvm.Outcome outcome = null;
+        for (int child = 0; child < 5 && (outcome == null || outcome.exitCode() == 0); child++) {
+            outcome = ChildJvm.create().options("-Xmx256m").timeoutSeconds(180).run(SessionCloseCrashTest.class, "bare");
+        }
         System.out.println("bare: exit " + outcome.exitCode() + " " + outcome.result() + outcome.output().lines()
                 .filter(l -> l.contains("SIGSEGV") || l.contains("Problematic frame") || l.startsWith("# C ") || l.contains("Exception"))
                 .toList());
-        Assumptions.assumeTrue(outcome.exitCode() != 0, "the close landed between runs in this child: " + outcome.result());
+        Assumptions.assumeTrue(outcome.exitCode() != 0, "the close landed between runs in five children: " + outcome.result());
         assertThat(outcome.output()).doesNotContain("RESULT refused=" + THREADS + " wrong=0 other=0");
     }
 }
