@@ -45,7 +45,10 @@ import org.jdlpack.abi.TensorLayout;
  * <h2>Closing</h2>
  * {@link #close()} stops takes at once; the arena, and every block with it, is freed when the last
  * tensor taken from the pool is released, so a consumer still holding an export never reads freed
- * memory. A pool that is never closed keeps its blocks until the JVM exits.
+ * memory. A pool that is never closed keeps its blocks until the JVM exits. So a taken tensor owns
+ * its block as an allocated one owns its arena (unlike {@link OwnedHostTensor#wrap}'s): its
+ * references (exports, dlpack-onnxruntime's inputs and outputs) are what keep the memory, and an
+ * ONNX Runtime run over it needs no scope hold.
  *
  * <p>Thread safety: every method may be called from any thread, concurrently; each size of block
  * has its own lock, held for a push or a pop.
@@ -118,7 +121,10 @@ public final class HostTensorPool implements AutoCloseable {
                 return ownBlock(dtype, shape, bytes);
             }
             try {
-                return OwnedHostTensor.wrap(block.asSlice(0, bytes), dtype, shape, new GiveBack(this, block, shift));
+                // Not wrap: the block is freed (or reused) only after this tensor's release, so its
+                // references keep it alive and ONNX Runtime's runs need no scope hold (notes.md, "The
+                // default route's 4 KiB gap").
+                return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, new GiveBack(this, block, shift));
             } catch (RuntimeException | Error e) {
                 free[shift - MIN_SHIFT].push(block);
                 throw e;
@@ -134,7 +140,7 @@ public final class HostTensorPool implements AutoCloseable {
         Arena own = Arena.ofShared();
         try {
             MemorySegment block = own.allocate(Math.max(bytes, 1), OwnedHostTensor.ALIGNMENT);
-            return OwnedHostTensor.wrap(block.asSlice(0, bytes), dtype, shape, () -> {
+            return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, () -> {
                 own.close();
                 release();
             });

@@ -132,6 +132,19 @@ public final class OwnedHostTensor implements AutoCloseable {
     }
 
     /**
+     * A tensor over memory that only {@code release} frees ({@link HostTensorPool}'s blocks): like
+     * {@link #wrap(MemorySegment, DLDataType, long[], Runnable)}, but the memory counts as this
+     * tensor's own, as {@link #allocate}'s does, because nothing else can free it while this
+     * tensor or an export of it holds a reference. So consumers that must otherwise hold a wrapped
+     * segment's scope for each use (dlpack-onnxruntime's runs) need not: the reference suffices.
+     */
+    static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
+        TensorSpec spec = TensorSpec.of(data, dtype, shape);
+        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
+                false);
+    }
+
+    /**
      * Wraps a compact row-major segment without copying; see {@link #wrap(TensorSpec, Runnable)}.
      *
      * @param data    native memory holding the elements from its first byte

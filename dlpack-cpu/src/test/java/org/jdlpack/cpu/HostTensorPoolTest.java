@@ -50,6 +50,22 @@ class HostTensorPoolTest {
         }
     }
 
+    /** A pooled block is freed only by its tensor's release, so it is the tensor's own memory, not wrapped memory. */
+    @Test
+    void pooledMemoryIsNotWrappedMemory() {
+        try (HostTensorPool pool = HostTensorPool.create(4096);
+             OwnedHostTensor cached = pool.take(DLDataType.UINT8, 4096);
+             OwnedHostTensor own = pool.take(DLDataType.UINT8, 4096);
+             OwnedHostTensor rows = cached.rows(0, 16);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+             OwnedHostTensor wrapped = OwnedHostTensor.wrap(arena.allocate(16), DLDataType.UINT8, new long[] {16}, () -> { })) {
+            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(cached)).as("a cached block").isNull();
+            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(own)).as("a block over the cache, in its own arena").isNull();
+            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(rows)).as("rows of a pooled tensor").isNull();
+            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(wrapped)).as("the caller's memory").isNotNull();
+        }
+    }
+
     @Test
     void overTheCacheATensorGetsAnArenaOfItsOwn() {
         try (HostTensorPool pool = HostTensorPool.create(4096)) {

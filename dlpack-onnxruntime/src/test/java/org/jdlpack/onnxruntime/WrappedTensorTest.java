@@ -14,6 +14,7 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.cpu.HostTensorPool;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -112,5 +113,35 @@ class WrappedTensorTest {
             ort.run(tiny, Map.of("x", fromWrapped), Map.of("y", y));
             ort.run(tiny, Map.of("x", fromAllocated), Map.of("y", y));
         }
+    }
+
+    /**
+     * A pooled tensor's block is freed or reused only after its release, which the input's
+     * reference delays: so a run needs no scope hold for it, and closing the tensor and the pool
+     * while the input lives neither frees the block nor hands it out again.
+     */
+    @Test
+    void aPooledTensorNeedsNoHoldItsInputKeepsTheBlock() throws OrtException {
+        HostTensorPool pool = HostTensorPool.create(1 << 20);
+        OwnedHostTensor x = pool.take(DLDataType.FLOAT32, 2, 4);
+        x.host().copyFrom(X);
+        MemorySegment data = x.spec().data();
+        try (OrtInput in = ort.input(x);
+             OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
+            assertThat(in.memoryToHold()).as("only release frees a pooled block").isNull();
+            try (OwnedHostTensor logits = pool.take(DLDataType.FLOAT32, 2, 3);
+                 OrtOutput pooledOut = ort.output(logits)) {
+                assertThat(pooledOut.memoryToHold()).as("an output over a pooled block").isNull();
+            }
+            x.close();
+            try (OwnedHostTensor other = pool.take(DLDataType.FLOAT32, 2, 4)) {
+                assertThat(other.spec().data().address()).as("the input still holds the block").isNotEqualTo(data.address());
+            }
+            pool.close();
+            assertThat(data.scope().isAlive()).as("the closed pool's arena waits for the input").isTrue();
+            ort.run(tiny, Map.of("x", in), Map.of("y", y));
+            assertThat(y.host().getFloat(3)).as("the run read the block's values").isEqualTo(Models.tiny(X)[3], within(1e-6f));
+        }
+        assertThat(data.scope().isAlive()).as("freed with the input, the pool's last reference").isFalse();
     }
 }
