@@ -1,42 +1,39 @@
 #!/usr/bin/env bash
-# Profiles one server under the load of benchmarks/run.sh server (4 KiB bodies, 8 connections):
-#   ASYNC_PROFILER=/path/to/libasyncProfiler.so bash benchmarks/server/profile.sh jdlpack|expert EVENT SECONDS
-# EVENT: itimer (this machine has no perf events), alloc, or none (no profiler: requests/s and the
+# Profiles one server of benchmarks/run.sh server under its load (4 KiB bodies, 8 connections):
+#   ASYNC_PROFILER=/path/to/libasyncProfiler.so bash benchmarks/server/profile.sh SERVER EVENT SECONDS
+# SERVER: a name from load.sh's list (jdlpack, jdlpack-numpy, ort-java-expert, ort-java-tutorial; the JVM
+# ones). EVENT: itimer (this machine has no perf events), alloc, or none (no profiler: requests/s and the
 # heap, inference and request time per request from GET /stats). Writes collapsed stacks to
-# benchmarks/target/server-profile/NAME-EVENT.txt. Run `bash benchmarks/run.sh server` (or
-# SERVERS="jdlpack ort-java-expert" ... with ENDURANCE 0) once first: it builds the class path and the
-# Java peers this uses. The library is in tools.profiler:async-profiler:4.2:jar:linux-x64 (Maven Central).
+# benchmarks/target/server-results/profile-SERVER-EVENT.txt. Run `bash benchmarks/run.sh server` once
+# first (SERVERS="jdlpack ort-java-expert" with ENDURANCE 0 will do): it builds the class path, the
+# bodies and the Java peers this uses. The library is in tools.profiler:async-profiler:4.2:jar:linux-x64
+# (Maven Central).
 set -euo pipefail
+server="$1" event="$2" seconds="$3"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-name="$1" event="$2" seconds="$3"
-out="$root/benchmarks/target/server-profile"
-mkdir -p "$out"
-java="${JDLPACK_JAVA:-$(ls -d /usr/lib/jvm/*25*/bin/java /usr/lib/jvm/*2[2-9]*/bin/java 2>/dev/null | head -1)}"
+here="$root/benchmarks/server"
 results="$root/benchmarks/target/server-results"
+port="${JDLPACK_SERVER_PORT:-18090}"
+cores="$(nproc)"
+java="${JDLPACK_JAVA:-$(ls -d /usr/lib/jvm/*25*/bin/java /usr/lib/jvm/*2[2-9]*/bin/java 2>/dev/null | head -1)}"
 classpath="$root/examples/target/classes:$(cat "$results/classpath.txt")"
 model="$root/examples/src/main/resources/org/jdlpack/examples/server/scorer.onnx"
-port=18090
-agent=()
+source "$here/servers.sh"
+options="-Xms2g -Xmx2g"
 if [ "$event" != none ]; then
   : "${ASYNC_PROFILER:?set ASYNC_PROFILER to libasyncProfiler.so}"
-  agent=("-agentpath:$ASYNC_PROFILER=start,event=$event,file=$out/$name-$event.txt,collapsed")
+  options+=" -agentpath:$ASYNC_PROFILER=start,event=$event,file=$results/profile-$server-$event.txt,collapsed"
 fi
-case "$name" in
-  jdlpack) command=("$java" --enable-native-access=ALL-UNNAMED -Xms2g -Xmx2g "${agent[@]}" -Dserver.port=$port -cp "$classpath"
-      org.jdlpack.examples.server.InferenceServer) ;;
-  expert) command=("$java" -Xms2g -Xmx2g "${agent[@]}" -cp "$root/benchmarks/target/server-peers/java:$classpath" PeerServer expert
-      $port "$model") ;;
-  *) echo "usage: $0 jdlpack|expert itimer|alloc|none SECONDS" >&2; exit 2 ;;
-esac
-setsid "${command[@]}" > "$out/$name.log" 2>&1 &
-server=$!
-trap 'kill -TERM -- -$server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do curl -s -o /dev/null --max-time 1 "localhost:$port/classify" && break; sleep 0.5; done
-load() { BODY="$results/body-4k.bin" SHAPE=64,16 wrk -t2 -c8 -d"$1"s -s "$root/benchmarks/server/post.lua" "http://127.0.0.1:$port"; }
+JVM_OPTIONS="$options" start_server "$server" "$port" "profile-$server" || exit 1
+trap 'stop_server "$server_sid"' EXIT
+load() {
+  BODY="$results/body-4k.bin" SHAPE=64,16 ROUTE="$(route_of "$server")" \
+    wrk -t2 -c8 -d"$1"s -s "$here/post.lua" "http://127.0.0.1:$port"
+}
 load 5 > /dev/null # warm-up
-before="$(curl -s "localhost:$port/stats")"
+before="$(stats)"
 load "$seconds" | grep RESULT
-after="$(curl -s "localhost:$port/stats")"
+after="$(stats)"
 python3 - "$before" "$after" <<'PY'
 import re, sys
 a, b = (dict(re.findall(r'(\w+)=(\d+)', s)) for s in sys.argv[1:])

@@ -127,8 +127,13 @@ public final class OwnedHostTensor implements AutoCloseable {
         if (!spec.device().isHostAccessible()) {
             throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
+        return over(spec, release, true);
+    }
+
+    /** A tensor over {@code spec}'s memory, which {@code release} frees; {@code wrapped}: whether something else may free it first. */
+    private static OwnedHostTensor over(TensorSpec spec, Runnable release, boolean wrapped) {
         return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
-                true);
+                wrapped);
     }
 
     /**
@@ -139,9 +144,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      * segment's scope for each use (dlpack-onnxruntime's runs) need not: the reference suffices.
      */
     static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
-        TensorSpec spec = TensorSpec.of(data, dtype, shape);
-        return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
-                false);
+        return over(TensorSpec.of(data, dtype, shape), release, false);
     }
 
     /**
