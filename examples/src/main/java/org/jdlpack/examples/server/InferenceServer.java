@@ -69,6 +69,7 @@ public final class InferenceServer implements AutoCloseable {
     private final Chunks chunks = new Chunks();
     private final Scorer scorer;
     private final JavaClassifier javaRoute;
+    private final ScoringSlots slots;
     private final boolean failureInjection;
     private final int cores = Math.max(1, Runtime.getRuntime().availableProcessors());
     private volatile Batcher batcher; // made on the first numpy request: the default route needs no Python
@@ -86,6 +87,7 @@ public final class InferenceServer implements AutoCloseable {
         this.readGraceNanos = readGraceNanos;
         this.scorer = new Scorer(model, cores);
         this.javaRoute = new JavaClassifier(pool, scorer);
+        this.slots = new ScoringSlots(pool, scorer.sharedBridge(), 128L << 20);
         this.failureInjection = failureInjection;
         this.http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
         http.setExecutor(executor);
@@ -134,8 +136,8 @@ public final class InferenceServer implements AutoCloseable {
         long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
         Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
-                + "inferenceNanos=%d pooledBytes=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(), allocated,
-                requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
+                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(),
+                allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(), b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
                 DLPackStats.snapshot());
     }
 
@@ -182,31 +184,31 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** The default route: one request, one pooled tensor, all in Java. */
+    /** The default route: one request, one slot of pooled tensors (kept with their ONNX Runtime values), all in Java. */
     private void java(HttpExchange exchange, RequestShape shape, Classifier.Failure failure) throws IOException {
-        OwnedHostTensor answer;
-        try (OwnedHostTensor body = pool.take(DLDataType.FLOAT32, shape.rows(), Classifier.FEATURES)) {
-            read(exchange, body.host(), shape);
-            answer = javaRoute.classify(body, failure);
-        } catch (EOFException e) {
-            aborted.increment(); // the client went away mid-body: nobody to answer
+        ScoringSlots.Slot slot;
+        try {
+            slot = slots.take(shape.rows());
+        } catch (OrtException e) {
+            exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
+            respond(exchange, 500, "ONNX Runtime refused the request's tensors: " + e.getMessage());
             return;
+        }
+        try {
+            read(exchange, slot.x.host(), shape);
+            javaRoute.classify(slot, failure);
+            sendAnswer(exchange, shape.rows(), slot.answer.host());
         } catch (Classifier.BadRequestException e) {
             respond(exchange, 400, e.getMessage());
-            return;
         } catch (Classifier.StepFailedException e) {
             respond(exchange, 500, e.getMessage());
-            return;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             respond(exchange, 503, "the server is stopping");
-            return;
         } catch (IOException e) {
-            aborted.increment();
-            return;
-        }
-        try (answer) {
-            sendAnswer(exchange, shape.rows(), answer.host());
+            aborted.increment(); // the client went away mid-body (EOFException) or mid-answer: nobody to answer
+        } finally {
+            slots.giveBack(slot); // its bytes are overwritten by the next request's body
         }
     }
 
@@ -401,6 +403,7 @@ public final class InferenceServer implements AutoCloseable {
                 numpy.close();
             }
         }
+        slots.close();
         scorer.close();
         pool.close();
     }

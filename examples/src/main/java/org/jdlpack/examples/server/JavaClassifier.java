@@ -11,9 +11,9 @@ import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
  * The default route's pipeline, all in Java over native memory: the NaN check and normalization in
- * place in the request's tensor, ONNX Runtime reading it there and writing the logits into a
- * pooled tensor, softmax and top-2 from those into the answer's pooled tensor. No array and no
- * copy of the rows on the heap.
+ * place in the slot's body tensor, ONNX Runtime reading it there and writing the slot's logits
+ * tensor, softmax and top-2 from those into the slot's answer tensor. No array and no copy of the
+ * rows on the heap, and nothing made per request ({@link ScoringSlots}).
  *
  * <p>Thread safety: stateless but for the pool and the scorer, which any thread may use.
  */
@@ -28,23 +28,22 @@ final class JavaClassifier {
     }
 
     /**
-     * Classifies the rows of {@code body} ([rows, 16] float32, normalized here in place).
+     * Classifies the rows of {@code slot.x} ([rows, 16] float32, normalized here in place) into
+     * {@code slot.answer}: [2, rows, 2] int32, the classes, then the probabilities' float32 bits.
      *
-     * @return the answer: [2, rows, 2] int32, the classes, then the probabilities' float32 bits; close it
      * @throws Classifier.BadRequestException if a row holds NaN or infinity
      * @throws Classifier.StepFailedException if ONNX Runtime fails
      */
-    OwnedHostTensor classify(OwnedHostTensor body, Classifier.Failure failure) throws InterruptedException {
-        int rows = Math.toIntExact(body.spec().layout().shape(0));
-        normalize(body.host().segment(), rows);
-        // An injected ONNX Runtime failure: logits one row too long, which the run refuses.
-        try (OwnedHostTensor logits = pool.take(DLDataType.FLOAT32, rows + (failure == Classifier.Failure.ORT ? 1 : 0),
-                Classifier.CLASSES)) {
-            scorer.score(body, logits);
-            OwnedHostTensor answer = pool.take(DLDataType.INT32, 2, rows, Classifier.TOP);
-            top(logits.host().segment(), answer.host().segment(), rows);
-            return answer;
+    void classify(ScoringSlots.Slot slot, Classifier.Failure failure) throws InterruptedException {
+        normalize(slot.x.host().segment(), slot.rows);
+        if (failure == Classifier.Failure.ORT) {
+            // An injected ONNX Runtime failure: logits one row too long, which the run refuses.
+            try (OwnedHostTensor wrong = pool.take(DLDataType.FLOAT32, slot.rows + 1, Classifier.CLASSES)) {
+                scorer.score(slot.x, wrong);
+            }
         }
+        scorer.score(slot);
+        top(slot.logits.host().segment(), slot.answer.host().segment(), slot.rows);
     }
 
     /** (x - mean) / std in place, refusing the first row with NaN or infinity. */

@@ -19,14 +19,16 @@ import org.jdlpack.onnxruntime.OrtOutput;
  *
  * <p>Thread safety: one instance serves every request thread. At most {@code permits} runs happen
  * at once: a virtual thread stays on its carrier during the native run, so more would only queue
- * carriers. The bridge is confined (the default): each run's input and output are made, run and
- * closed on the calling thread.
+ * carriers. {@link #score(OwnedHostTensor, OwnedHostTensor)} makes each run's input and output,
+ * runs and closes them on the calling thread (a confined bridge, the default);
+ * {@link #score(ScoringSlots.Slot)} runs a slot's, made once by {@link #sharedBridge()}.
  */
 final class Scorer implements AutoCloseable {
 
     private final OrtEnvironment env = OrtEnvironment.getEnvironment();
     private final OrtSession session;
     private final OrtBridge ort = OrtBridge.of(env).zeroCopyOnly();
+    private final OrtBridge shared = ort.shared();
     private final Semaphore runs;
     private final LongAdder nanos = new LongAdder();
 
@@ -59,6 +61,30 @@ final class Scorer implements AutoCloseable {
             nanos.add(System.nanoTime() - start);
             runs.release();
         }
+    }
+
+    /**
+     * Scores a slot's {@code x} into its {@code logits}, through the input and output it keeps.
+     *
+     * @throws Classifier.StepFailedException if ONNX Runtime fails
+     * @throws InterruptedException           if interrupted while waiting for a run permit
+     */
+    void score(ScoringSlots.Slot slot) throws InterruptedException {
+        runs.acquire();
+        long start = System.nanoTime();
+        try {
+            shared.run(session, slot.inputs, slot.outputs);
+        } catch (OrtException e) {
+            throw new Classifier.StepFailedException("inference (ONNX Runtime)", e);
+        } finally {
+            nanos.add(System.nanoTime() - start);
+            runs.release();
+        }
+    }
+
+    /** {@return the bridge for inputs and outputs kept across requests: zero-copy only, shared between threads} */
+    OrtBridge sharedBridge() {
+        return shared;
     }
 
     /** {@return the nanoseconds spent in ONNX Runtime runs so far, all threads together} */

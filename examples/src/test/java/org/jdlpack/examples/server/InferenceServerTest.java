@@ -48,8 +48,19 @@ class InferenceServerTest {
             refusals(client, classify);
             assertThat(answer(client, post(classify, "1," + F, bytes(new float[F]), "ort"))).startsWith("500 inference (ONNX Runtime) failed");
             assertThat(server.serverErrors()).isEqualTo(1);
+            long aborted = field(server, "aborted");
+            try (java.net.Socket hangUp = new java.net.Socket("127.0.0.1", server.port())) { // half a body, then gone
+                byte[] two = bytes(rows(2, 3));
+                OutputStream out = hangUp.getOutputStream();
+                out.write(("POST /classify HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Shape: 2," + F + "\r\nContent-Length: " + two.length
+                        + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                out.write(two, 0, F * 4);
+                out.flush();
+            }
+            awaitField(server, "aborted", aborted + 1); // its slot given back: the idle slots account for every live export below
             stillServing(client, classify, server);
         }
+        assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
     }
 
     /** The numpy route: the same answers, batched; a refusal and a hang-up inside a batch leave the others their answers. */
@@ -215,7 +226,8 @@ class InferenceServerTest {
         HttpResponse<byte[]> after = client.send(post(uri, "1," + F, bytes(new float[F])), HttpResponse.BodyHandlers.ofByteArray());
         assertThat(after.statusCode()).isEqualTo(200);
         checkAnswer(new float[F], 1, after.body());
-        assertThat(DLPackStats.liveExports()).as(server.stats()).isZero();
+        // What is live is the idle scoring slots' input and output references, and nothing else.
+        assertThat(DLPackStats.liveExports()).as(server.stats()).isEqualTo(2 * field(server, "idleSlots"));
         assertThat(DLPackStats.ownedManagedTensors()).as(server.stats()).isZero();
     }
 

@@ -1,0 +1,174 @@
+package org.jdlpack.examples.server;
+
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import ai.onnxruntime.OrtException;
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.cpu.HostTensorPool;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.onnxruntime.OrtBridge;
+import org.jdlpack.onnxruntime.OrtInput;
+import org.jdlpack.onnxruntime.OrtOutput;
+
+/**
+ * What a default-route request of one row count needs, kept from request to request: pooled
+ * tensors for the body, the logits and the answer, and the ONNX Runtime input and output over the
+ * first two. Making an {@link OrtInput} and an {@link OrtOutput} per request costs two
+ * {@code OnnxTensor}s, two exports and two safety-net entries (6% of the 4 KiB profile in
+ * benchmarks/notes.md); a slot pays that once, as a hand-written ONNX Runtime Java server keeps
+ * its {@code OnnxTensor}s per buffer.
+ *
+ * <p>Ownership: a slot belongs to one request between {@link #take} and {@link #giveBack}; idle
+ * slots belong to this object. Their tensors come from the server's {@link HostTensorPool} and go
+ * back to it when a slot closes: when more than {@code maxIdleBytes} would be idle, or at
+ * {@link #close()}.
+ *
+ * <p>Thread safety: any thread. The input and output are {@link OrtBridge#shared() shared}: a slot
+ * made on one request's virtual thread is run on another's.
+ */
+final class ScoringSlots implements AutoCloseable {
+
+    /** Idle slots kept per row count; more are closed on give-back. */
+    private static final int IDLE_PER_ROWS = 256;
+
+    /** One request's tensors and the ONNX Runtime values over them. */
+    static final class Slot implements AutoCloseable {
+        final int rows;
+        /** [rows, 16] float32: the body, normalized in place. */
+        final OwnedHostTensor x;
+        /** [rows, 4] float32: ONNX Runtime's output. */
+        final OwnedHostTensor logits;
+        /** [2, rows, 2] int32: the classes, then the probabilities' float32 bits. */
+        final OwnedHostTensor answer;
+        final Map<String, OrtInput> inputs;
+        final Map<String, OrtOutput> outputs;
+        final long bytes;
+
+        private Slot(HostTensorPool pool, OrtBridge bridge, int rows) throws OrtException {
+            this.rows = rows;
+            OwnedHostTensor[] made = new OwnedHostTensor[3];
+            OrtInput in = null;
+            try {
+                x = made[0] = pool.take(DLDataType.FLOAT32, rows, Classifier.FEATURES);
+                logits = made[1] = pool.take(DLDataType.FLOAT32, rows, Classifier.CLASSES);
+                answer = made[2] = pool.take(DLDataType.INT32, 2, rows, Classifier.TOP);
+                in = bridge.input(x);
+                inputs = Map.of("x", in);
+                outputs = Map.of("logits", bridge.output(logits));
+            } catch (OrtException | RuntimeException e) {
+                if (in != null) {
+                    in.close();
+                }
+                for (OwnedHostTensor t : made) {
+                    if (t != null) {
+                        t.close();
+                    }
+                }
+                throw e;
+            }
+            bytes = x.host().segment().byteSize() + logits.host().segment().byteSize() + answer.host().segment().byteSize();
+        }
+
+        /** Closes the input and output, then gives the tensors back to the pool. */
+        @Override
+        public void close() {
+            try {
+                inputs.values().forEach(OrtInput::close);
+                outputs.values().forEach(OrtOutput::close);
+            } finally {
+                x.close();
+                logits.close();
+                answer.close();
+            }
+        }
+    }
+
+    private final HostTensorPool pool;
+    private final OrtBridge bridge;
+    private final long maxIdleBytes;
+    private final Map<Integer, ArrayBlockingQueue<Slot>> idle = new ConcurrentHashMap<>();
+    private final AtomicLong idleBytes = new AtomicLong();
+    private final AtomicInteger idleCount = new AtomicInteger();
+    private volatile boolean closed;
+
+    /**
+     * @param pool         where the slots' tensors come from
+     * @param bridge       a {@link OrtBridge#shared() shared} bridge to make the inputs and outputs
+     * @param maxIdleBytes the most tensor bytes kept in idle slots
+     */
+    ScoringSlots(HostTensorPool pool, OrtBridge bridge, long maxIdleBytes) {
+        if (!bridge.isShared()) {
+            throw new IllegalArgumentException(bridge + " is confined: a slot moves between request threads; pass bridge.shared()");
+        }
+        this.pool = pool;
+        this.bridge = bridge;
+        this.maxIdleBytes = maxIdleBytes;
+    }
+
+    /**
+     * {@return an idle slot for {@code rows}, or a new one} Give it back with {@link #giveBack}.
+     *
+     * @throws OrtException          if ONNX Runtime refuses a new slot's tensors
+     * @throws IllegalStateException if the slots (or the pool) were closed
+     */
+    Slot take(int rows) throws OrtException {
+        if (closed) {
+            throw new IllegalStateException("the scoring slots were closed: the server is stopping");
+        }
+        ArrayBlockingQueue<Slot> slots = idle.get(rows);
+        Slot slot = slots == null ? null : slots.poll();
+        if (slot == null) {
+            return new Slot(pool, bridge, rows);
+        }
+        idleBytes.addAndGet(-slot.bytes);
+        idleCount.decrementAndGet();
+        return slot;
+    }
+
+    /** Keeps {@code slot} for the next request of its row count, or closes it if too much is idle already. */
+    void giveBack(Slot slot) {
+        if (idleBytes.addAndGet(slot.bytes) > maxIdleBytes || closed) {
+            idleBytes.addAndGet(-slot.bytes);
+            slot.close();
+            return;
+        }
+        if (!idle.computeIfAbsent(slot.rows, r -> new ArrayBlockingQueue<>(IDLE_PER_ROWS)).offer(slot)) {
+            idleBytes.addAndGet(-slot.bytes);
+            slot.close();
+            return;
+        }
+        idleCount.incrementAndGet();
+        if (closed) {
+            drain(); // a close that ran between the check and the offer left this one behind
+        }
+    }
+
+    /**
+     * {@return the idle slots} Each holds two references on its memory (its input's and its
+     * output's), which {@link org.jdlpack.abi.DLPackStats#liveExports()} counts until the slot closes.
+     */
+    int idleSlots() {
+        return idleCount.get();
+    }
+
+    /** Closes the idle slots; slots taken now are closed when given back. */
+    @Override
+    public void close() {
+        closed = true;
+        drain();
+    }
+
+    private void drain() {
+        for (ArrayBlockingQueue<Slot> slots : idle.values()) {
+            for (Slot slot; (slot = slots.poll()) != null; ) {
+                idleBytes.addAndGet(-slot.bytes);
+                idleCount.decrementAndGet();
+                slot.close();
+            }
+        }
+    }
+}
