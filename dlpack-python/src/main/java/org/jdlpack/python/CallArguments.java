@@ -2,6 +2,7 @@ package org.jdlpack.python;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.function.Predicate;
 
 import org.jdlpack.python.internal.capi.LibPython;
 import org.jdlpack.python.internal.capi.LibPythonErrors;
@@ -21,22 +22,23 @@ final class CallArguments {
     }
 
     /**
-     * Checks that every argument converts.
+     * Checks that every argument converts: here, or in the caller ({@code convertedByCaller}: the
+     * Java tensors the runtime makes Python objects of).
      *
      * @throws IllegalArgumentException naming the first argument of a type that does not
      */
-    static void check(Object[] arguments) {
+    static void check(Object[] arguments, Predicate<Object> convertedByCaller) {
         for (int i = 0; i < arguments.length; i++) {
             Object value = arguments[i];
-            if (!(value == null || value instanceof PythonObject || value instanceof Long || value instanceof Integer
+            if (!(value == null || convertedByCaller.test(value) || value instanceof PythonObject || value instanceof Long || value instanceof Integer
                     || value instanceof Short || value instanceof Byte || value instanceof Double || value instanceof Float
                     || value instanceof Boolean || value instanceof String)) {
                 // getTypeName: "float[]", where getName says "[F".
                 throw new IllegalArgumentException("argument " + i + " is a " + value.getClass().getTypeName()
                         + ", which has no Python counterpart here: pass a long, int, short, byte, double, float, boolean, "
-                        + "String, null (None) or PythonObject, or make the object in Python and pass its PythonObject"
+                        + "String, null (None), DLPackSource or PythonObject, or make the object in Python and pass its PythonObject"
                         + (value.getClass().isArray()
-                                ? "; an array goes as a tensor: toPython(DLPackSource.of(OwnedHostTensor.copyOf(array, shape)))" : ""));
+                                ? "; an array goes as a tensor: DLPackSource.of(OwnedHostTensor.copyOf(array, shape))" : ""));
             }
         }
     }

@@ -259,12 +259,19 @@ public final class PythonRuntime {
      * Calls a Python callable with positional arguments given as Java values: {@code long},
      * {@code int}, {@code short} and {@code byte} become Python {@code int}s, {@code double} and
      * {@code float} Python {@code float}s, {@code boolean} {@code True} or {@code False},
-     * {@code String} a {@code str}, {@code null} {@code None}, and a {@link PythonObject} is passed
-     * as it is.
+     * {@code String} a {@code str}, {@code null} {@code None}, a {@link DLPackSource} the object
+     * {@link #toPython(DLPackSource)} makes (Python's references keep it, and its source, as long as
+     * they live), and a {@link PythonObject} is passed as it is. The arguments are made, the call
+     * made and the arguments dropped in one GIL entry: tensors passed as sources cost no GIL entry
+     * of their own, where each {@code toPython} and each {@code close} of its result is one.
      *
      * {@snippet :
      * try (PythonObject full = python.eval("np.full");
      *      PythonObject array = python.call(full, 3, 0.5)) {          // np.full(3, 0.5)
+     *     ...
+     * }
+     * try (OwnedHostTensor x = pool.take(DLDataType.FLOAT32, rows, 16);
+     *      PythonObject ignored = python.call(normalizeInPlace, DLPackSource.of(x))) { // np.from_dlpack inside
      *     ...
      * }
      * }
@@ -278,22 +285,74 @@ public final class PythonRuntime {
      */
     public PythonObject call(PythonObject callable, Object... arguments) {
         Objects.requireNonNull(callable, "callable");
-        CallArguments.check(arguments);
-        return PythonObject.adopt(Gil.call(arena -> {
-            MemorySegment[] objects = new MemorySegment[arguments.length];
-            try {
-                for (int i = 0; i < arguments.length; i++) {
-                    objects[i] = CallArguments.toPython(arena, arguments[i]);
-                }
-                return calls.invoke(callable.pointer(), objects);
-            } finally {
-                for (MemorySegment object : objects) {
-                    if (object != null) {
-                        LibPythonObjects.decRef(object);
+        CallArguments.check(arguments, DLPackSource.class::isInstance);
+        long[] registrations = registerTensors(arguments); // before the GIL: a concurrent map write may block
+        try {
+            return PythonObject.adopt(Gil.call(arena -> {
+                MemorySegment[] objects = new MemorySegment[arguments.length];
+                try {
+                    for (int i = 0; i < arguments.length; i++) {
+                        objects[i] = arguments[i] instanceof DLPackSource source
+                                ? javaTensor(source, registrations, i)
+                                : CallArguments.toPython(arena, arguments[i]);
+                    }
+                    return calls.invoke(callable.pointer(), objects);
+                } finally {
+                    for (MemorySegment object : objects) {
+                        if (object != null) {
+                            LibPythonObjects.decRef(object); // a Java tensor's drops its registration, unless Python kept it
+                        }
                     }
                 }
+            }));
+        } catch (RuntimeException | Error e) {
+            unregister(registrations); // those not yet handed to an object
+            throw e;
+        }
+    }
+
+    /** {@return the registration of each {@link DLPackSource} argument (0 for the others), or null if there is none} */
+    private static long[] registerTensors(Object[] arguments) {
+        long[] registrations = null;
+        for (int i = 0; i < arguments.length; i++) {
+            if (arguments[i] instanceof DLPackSource source) {
+                if (source.device() == null) {
+                    unregister(registrations);
+                    throw new NullPointerException("argument " + i + ": " + source + ".device() is null");
+                }
+                if (registrations == null) {
+                    registrations = new long[arguments.length];
+                }
+                registrations[i] = JavaTensors.register(source);
             }
-        }));
+        }
+        return registrations;
+    }
+
+    /**
+     * {@return a new Java tensor object for argument {@code i}, under the GIL} Its registration is
+     * the object's from here on (Python code may keep the object past a failed call), so it is
+     * taken out of {@code registrations}.
+     */
+    private static MemorySegment javaTensor(DLPackSource source, long[] registrations, int i) {
+        long id = registrations[i];
+        registrations[i] = 0;
+        try {
+            return JavaTensorType.newInstance(id, source.device());
+        } catch (RuntimeException | Error e) {
+            JavaTensors.unregister(id); // as toPython(DLPackSource) does: no capsule was made, or its destructor ran
+            throw e;
+        }
+    }
+
+    private static void unregister(long[] registrations) {
+        if (registrations != null) {
+            for (long id : registrations) {
+                if (id != 0) {
+                    JavaTensors.unregister(id);
+                }
+            }
+        }
     }
 
     /**

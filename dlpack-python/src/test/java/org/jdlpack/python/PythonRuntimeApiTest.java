@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.python.internal.bridge.JavaTensors;
 import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.testsupport.ChildJvm;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,6 +40,63 @@ class PythonRuntimeApiTest {
         }
     }
 
+    /**
+     * A tensor passed straight to a call: NumPy writes it in place through DLPack, its Python
+     * object goes with the call unless Python keeps it, and one kept by a call that raises still
+     * exports (its registration is the object's, not the failed call's).
+     */
+    @Test
+    void aTensorArgumentIsReadAndWrittenInPlaceAndLivesAsLongAsPythonKeepsIt() {
+        python.exec("""
+                kept = []
+                def scale(x, factor):
+                    a = np.from_dlpack(x)
+                    a *= factor
+                    return float(a.sum())
+                def keep_then_fail(x):
+                    kept.append(x)
+                    raise ValueError('after keeping it')
+                """);
+        int liveBefore = JavaTensors.live();
+        try (PythonObject scale = python.get("scale"); PythonObject keepThenFail = python.get("keep_then_fail");
+             OwnedHostTensor x = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4}, 2, 2)) {
+            try (PythonObject sum = python.call(scale, DLPackSource.of(x), 2)) {
+                assertThat(sum.str()).isEqualTo("20.0");
+            }
+            assertThat(x.host().segment().toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)).containsExactly(2, 4, 6, 8); // written where it lies
+            assertThat(JavaTensors.live()).as("the argument's object went with the call").isEqualTo(liveBefore);
+            assertThat(DLPackStats.liveExports()).as("NumPy's array went with the call").isZero();
+
+            assertThatThrownBy(() -> python.call(keepThenFail, DLPackSource.of(x))).isInstanceOf(PythonException.class)
+                    .hasMessageContaining("after keeping it");
+            assertThat(JavaTensors.live()).as("the object Python kept").isEqualTo(liveBefore + 1);
+            assertThat(python.evalString("str(np.from_dlpack(kept[0]).sum())")).isEqualTo("20.0");
+            python.exec("kept.clear()");
+            assertThat(JavaTensors.live()).isEqualTo(liveBefore);
+
+            DLPackSource nowhere = new DLPackSource() {
+                @Override
+                public org.jdlpack.abi.DLDevice device() {
+                    return null;
+                }
+
+                @Override
+                public org.jdlpack.abi.ExportedTensor export(ExportRequest request) {
+                    throw new AssertionError("not called");
+                }
+
+                @Override
+                public String toString() {
+                    return "NowhereSource";
+                }
+            };
+            assertThatThrownBy(() -> python.call(scale, DLPackSource.of(x), nowhere)).isInstanceOf(NullPointerException.class)
+                    .hasMessage("argument 1: NowhereSource.device() is null");
+            assertThat(JavaTensors.live()).as("argument 0's registration dropped with the refusal").isEqualTo(liveBefore);
+        }
+        assertThat(DLPackStats.liveExports()).isZero();
+    }
+
     @Test
     void anArgumentWithoutAPythonCounterpartIsRefusedBeforePythonRuns() {
         python.exec("calls = []\ndef record(*args):\n    calls.append(args)");
@@ -45,12 +104,12 @@ class PythonRuntimeApiTest {
             assertThatThrownBy(() -> python.call(record, 1, new java.math.BigDecimal("1.5")))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("argument 1 is a java.math.BigDecimal")
-                    .hasMessageContaining("long, int, short, byte, double, float, boolean, String, null (None) or PythonObject");
+                    .hasMessageContaining("long, int, short, byte, double, float, boolean, String, null (None), DLPackSource or PythonObject");
             assertThatThrownBy(() -> python.call(record, (Object) new int[] {1})).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("argument 0 is a int[],");
             assertThatThrownBy(() -> python.call(record, 1, new float[] {1})).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("argument 1 is a float[],")
-                    .hasMessageContaining("an array goes as a tensor: toPython(DLPackSource.of(OwnedHostTensor.copyOf(array, shape)))");
+                    .hasMessageContaining("an array goes as a tensor: DLPackSource.of(OwnedHostTensor.copyOf(array, shape))");
         }
         assertThat(python.evalString("len(calls)")).isEqualTo("0");
     }

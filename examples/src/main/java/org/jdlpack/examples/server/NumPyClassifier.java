@@ -13,8 +13,8 @@ import org.jdlpack.python.PythonRuntime;
  * normalizes the whole batch in place through DLPack and marks its finite rows, ONNX Runtime
  * scores the batch where it lies, one Python call computes softmax and top-2 for every row into
  * two pooled tensors, from which each request's answer is written. Per batch, not per request:
- * two Python calls and the GIL entries that hand them the tensors (each {@code toPython} and
- * {@code close} is one), one ONNX Runtime run.
+ * two Python calls, each one GIL entry with its tensors (passed as {@link DLPackSource}s, made
+ * Python objects inside it) and one for its result's close, and one ONNX Runtime run.
  *
  * <p>Thread safety: the pipeline runs on the batch leader's thread; Python takes the GIL for each
  * step, so batches' Python steps run one at a time, their ONNX Runtime runs side by side.
@@ -96,21 +96,16 @@ final class NumPyClassifier implements Batcher.Pipeline, AutoCloseable {
         }
     }
 
+    /** One Python call, the tensors passed as sources: one GIL entry for the call, one for its result's close. */
     private void step(String name, PythonObject function, OwnedHostTensor... tensors) {
-        PythonObject[] arguments = new PythonObject[tensors.length];
+        Object[] arguments = new Object[tensors.length];
+        for (int i = 0; i < tensors.length; i++) {
+            arguments[i] = DLPackSource.of(tensors[i]);
+        }
         try {
-            for (int i = 0; i < tensors.length; i++) {
-                arguments[i] = python.toPython(DLPackSource.of(tensors[i]));
-            }
             python.call(function, arguments).close();
         } catch (PythonException e) {
             throw new Classifier.StepFailedException(name, e);
-        } finally {
-            for (PythonObject argument : arguments) {
-                if (argument != null) {
-                    argument.close();
-                }
-            }
         }
     }
 
