@@ -195,9 +195,9 @@ public final class InferenceServer implements AutoCloseable {
             return;
         }
         try {
-            read(exchange, slot.x.host(), shape);
+            read(exchange, slot.x.host(), shape, slot.chunk);
             javaRoute.classify(slot, failure);
-            sendAnswer(exchange, shape.rows(), slot.answer.host());
+            sendAnswer(exchange, shape.rows(), slot.chunk, slot.answer.host());
         } catch (Classifier.BadRequestException e) {
             respond(exchange, 400, e.getMessage());
         } catch (Classifier.StepFailedException e) {
@@ -220,10 +220,11 @@ public final class InferenceServer implements AutoCloseable {
             respond(exchange, 503, numpyMissing());
             return;
         }
+        byte[] chunk = chunks.take(); // dropped, not given back, if the join throws
         Batcher.Member member = batches.join(shape.rows(), failure);
         try {
             try {
-                read(exchange, member.rows(), shape);
+                read(exchange, member.rows(), shape, chunk);
                 member.arrive(true);
             } catch (Classifier.BadRequestException e) {
                 member.arrive(false);
@@ -260,19 +261,19 @@ public final class InferenceServer implements AutoCloseable {
                     }
                 }
                 int to = member.offset + shape.rows();
-                sendAnswer(exchange, shape.rows(), batch.top.host().rows(member.offset, to),
+                sendAnswer(exchange, shape.rows(), chunk, batch.top.host().rows(member.offset, to),
                         batch.probabilities.host().rows(member.offset, to));
             }
         } finally {
+            chunks.giveBack(chunk);
             member.leave();
         }
     }
 
-    /** Reads the body into {@code target}, through a pooled chunk (the socket stream's one copy). */
-    private void read(HttpExchange exchange, HostTensorView target, RequestShape shape) throws IOException {
+    /** Reads the body into {@code target}, through {@code chunk} (the socket stream's one copy). */
+    private static void read(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
         InputStream in = exchange.getRequestBody();
         Counted counted = shape.chunked() ? new Counted(in) : null;
-        byte[] chunk = chunks.take();
         try {
             TensorStreams.readFully(counted != null ? counted : in, target, chunk);
             if (counted != null && in.read() >= 0) {
@@ -285,8 +286,6 @@ public final class InferenceServer implements AutoCloseable {
                         + "," + Classifier.FEATURES + " needs " + shape.bodyBytes() + " (little-endian float32)");
             }
             throw e; // one of a declared length ended because the client went away
-        } finally {
-            chunks.giveBack(chunk);
         }
     }
 
@@ -306,9 +305,8 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** 200 and the answer's bytes, written from native memory through a pooled chunk. */
-    private void sendAnswer(HttpExchange exchange, int rows, HostTensorView... parts) {
-        byte[] chunk = chunks.take();
+    /** 200 and the answer's bytes, written from native memory through {@code chunk}. */
+    private void sendAnswer(HttpExchange exchange, int rows, byte[] chunk, HostTensorView... parts) {
         try {
             exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
             exchange.getResponseHeaders().set("X-Shape", rows + "," + Classifier.TOP);
@@ -321,8 +319,6 @@ public final class InferenceServer implements AutoCloseable {
             ok.increment();
         } catch (IOException e) {
             aborted.increment(); // the client went away before its answer
-        } finally {
-            chunks.giveBack(chunk);
         }
     }
 

@@ -16,8 +16,8 @@ import org.jdlpack.onnxruntime.OrtOutput;
 
 /**
  * What a default-route request of one row count needs, kept from request to request: pooled
- * tensors for the body, the logits and the answer, and the ONNX Runtime input and output over the
- * first two. Making an {@link OrtInput} and an {@link OrtOutput} per request costs two
+ * tensors for the body, the logits and the answer, the ONNX Runtime input and output over the
+ * first two, and the heap chunk the socket streams copy through. Making an {@link OrtInput} and an {@link OrtOutput} per request costs two
  * {@code OnnxTensor}s, two exports and two safety-net entries (6% of the 4 KiB profile in
  * benchmarks/notes.md); a slot pays that once, as a hand-written ONNX Runtime Java server keeps
  * its {@code OnnxTensor}s per buffer.
@@ -46,6 +46,8 @@ final class ScoringSlots implements AutoCloseable {
         final OwnedHostTensor answer;
         final Map<String, OrtInput> inputs;
         final Map<String, OrtOutput> outputs;
+        /** The heap buffer the body and the answer pass through: the larger of the two, up to {@link Chunks#SIZE}. */
+        final byte[] chunk;
         final long bytes;
 
         private Slot(HostTensorPool pool, OrtBridge bridge, int rows) throws OrtException {
@@ -70,7 +72,9 @@ final class ScoringSlots implements AutoCloseable {
                 }
                 throw e;
             }
-            bytes = x.host().segment().byteSize() + logits.host().segment().byteSize() + answer.host().segment().byteSize();
+            long body = x.host().segment().byteSize();
+            chunk = new byte[(int) Math.min(Chunks.SIZE, Math.max(body, answer.host().segment().byteSize()))];
+            bytes = body + logits.host().segment().byteSize() + answer.host().segment().byteSize();
         }
 
         /** Closes the input and output, then gives the tensors back to the pool. */
