@@ -2,12 +2,14 @@ package org.jdlpack.benchmarks;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 
+import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
@@ -20,7 +22,8 @@ import org.jdlpack.onnxruntime.OrtOutput;
 
 /**
  * What the bridge's run holds cost, measured interleaved (one round of each case in turn, so that a
- * noisy moment of a shared machine hits all of them): a run of {@code tiny.onnx} with reused
+ * noisy moment of a shared machine hits all of them): a run of {@code tiny.onnx} by hand (its
+ * {@code OnnxTensor}s over the same memory, no bridge), with reused
  * allocated tensors and a bare session, the same through a {@link GuardedSession}, the same with
  * wrapped tensors (whose scopes each run holds, {@link ScopeHold}), and the scope hold alone, two
  * segments around an empty action. Prints the best and median ns/op of the rounds.
@@ -60,15 +63,21 @@ public final class OrtHoldCost {
              OrtInput xa = ort.input(xAllocated); OrtOutput ya = ort.output(yAllocated);
              OrtInput xw = ort.input(xWrapped); OrtOutput yw = ort.output(yWrapped)) {
             OrtSession bare = guarded.session();
+            // ONNX Runtime Java by hand over the same memory: the floor the bridge's run adds to.
+            OnnxTensor xHand = OnnxTensor.createTensor(env, xAllocated.host().segment().asByteBuffer()
+                    .order(ByteOrder.nativeOrder()).asFloatBuffer(), new long[] {2, 4});
+            OnnxTensor yHand = OnnxTensor.createTensor(env, yAllocated.host().segment().asByteBuffer()
+                    .order(ByteOrder.nativeOrder()).asFloatBuffer(), new long[] {2, 3});
             Map<String, OrtInput> allocatedIn = Map.of("x", xa);
             Map<String, OrtOutput> allocatedOut = Map.of("y", ya);
             Map<String, OrtInput> wrappedIn = Map.of("x", xw);
             Map<String, OrtOutput> wrappedOut = Map.of("y", yw);
             MemorySegment[] two = {xWrapped.spec().data(), yWrapped.spec().data()};
-            String[] names = {"run: bare session, allocated tensors", "run: GuardedSession, allocated tensors",
+            String[] names = {"run by hand: OrtSession.run over OnnxTensors, no bridge", "run: bare session, allocated tensors", "run: GuardedSession, allocated tensors",
                 "run: bare session, wrapped tensors (scopes held)", "ScopeHold.during, 2 segments, empty action"};
-            int[] perRound = {5_000, 5_000, 5_000, 200_000};
+            int[] perRound = {5_000, 5_000, 5_000, 5_000, 200_000};
             Op[] ops = {
+                () -> bare.run(Map.of("x", xHand), Map.of("y", yHand)).close(),
                 () -> ort.run(bare, allocatedIn, allocatedOut),
                 () -> ort.run(guarded, allocatedIn, allocatedOut),
                 () -> ort.run(bare, wrappedIn, wrappedOut),
@@ -92,6 +101,8 @@ public final class OrtHoldCost {
                 Arrays.sort(sorted);
                 System.out.println(String.format(Locale.ROOT, "%s\t%.0f\t%.0f", names[k], sorted[0], sorted[rounds / 2]));
             }
+            xHand.close();
+            yHand.close();
         }
     }
 }
