@@ -87,7 +87,7 @@ public final class InferenceServer implements AutoCloseable {
         this.readGraceNanos = readGraceNanos;
         this.scorer = new Scorer(model, cores);
         this.javaRoute = new JavaClassifier(pool, scorer);
-        this.slots = new ScoringSlots(pool, scorer.sharedBridge(), 128L << 20);
+        this.slots = new ScoringSlots(pool, scorer.sharedBridge(), chunks, 128L << 20);
         this.failureInjection = failureInjection;
         this.http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
         http.setExecutor(executor);

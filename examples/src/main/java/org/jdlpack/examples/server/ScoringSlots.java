@@ -1,8 +1,8 @@
 package org.jdlpack.examples.server;
 
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -17,10 +17,10 @@ import org.jdlpack.onnxruntime.OrtOutput;
 /**
  * What a default-route request of one row count needs, kept from request to request: pooled
  * tensors for the body, the logits and the answer, the ONNX Runtime input and output over the
- * first two, and the heap chunk the socket streams copy through. Making an {@link OrtInput} and an {@link OrtOutput} per request costs two
- * {@code OnnxTensor}s, two exports and two safety-net entries (6% of the 4 KiB profile in
- * benchmarks/notes.md); a slot pays that once, as a hand-written ONNX Runtime Java server keeps
- * its {@code OnnxTensor}s per buffer.
+ * first two, and the heap chunk the socket streams copy through. Making an {@link OrtInput} and an
+ * {@link OrtOutput} per request costs two {@code OnnxTensor}s, two exports and two safety-net
+ * entries (6% of the 4 KiB profile in benchmarks/notes.md); a slot pays that once, as a
+ * hand-written ONNX Runtime Java server keeps its {@code OnnxTensor}s per buffer.
  *
  * <p>Ownership: a slot belongs to one request between {@link #take} and {@link #giveBack}; idle
  * slots belong to this object. Their tensors come from the server's {@link HostTensorPool} and go
@@ -28,12 +28,15 @@ import org.jdlpack.onnxruntime.OrtOutput;
  * {@link #close()}.
  *
  * <p>Thread safety: any thread. The input and output are {@link OrtBridge#shared() shared}: a slot
- * made on one request's virtual thread is run on another's.
+ * made on one request's virtual thread is run on another's. The idle slots wait in lock-free
+ * deques, as the hand-written peer's do: with a lock-based queue (a virtual thread that meets
+ * the lock held parks) the route served 0.93x that peer at 4 KiB and 64 connections, with these
+ * 1.00x, one sitting each (benchmarks/notes.md).
  */
 final class ScoringSlots implements AutoCloseable {
 
-    /** Idle slots kept per row count; more are closed on give-back. */
-    private static final int IDLE_PER_ROWS = 256;
+    /** Idle slots kept, all row counts together; more are closed on give-back. */
+    private static final int IDLE_PER_ROWS_ALL = 1024;
 
     /** One request's tensors and the ONNX Runtime values over them. */
     static final class Slot implements AutoCloseable {
@@ -46,12 +49,18 @@ final class ScoringSlots implements AutoCloseable {
         final OwnedHostTensor answer;
         final Map<String, OrtInput> inputs;
         final Map<String, OrtOutput> outputs;
-        /** The heap buffer the body and the answer pass through: the larger of the two, up to {@link Chunks#SIZE}. */
+        /**
+         * The heap buffer the body and the answer pass through: the larger of the two, or a pooled
+         * {@link Chunks#SIZE} chunk for a slot of more (taken at the slot's making, given back at its
+         * close, so that a slot of large requests made and closed again allocates no chunk).
+         */
         final byte[] chunk;
+        private final Chunks chunks;
         final long bytes;
 
-        private Slot(HostTensorPool pool, OrtBridge bridge, int rows) throws OrtException {
+        private Slot(HostTensorPool pool, OrtBridge bridge, Chunks chunks, int rows) throws OrtException {
             this.rows = rows;
+            this.chunks = chunks;
             OwnedHostTensor[] made = new OwnedHostTensor[3];
             OrtInput in = null;
             try {
@@ -73,7 +82,8 @@ final class ScoringSlots implements AutoCloseable {
                 throw e;
             }
             long body = x.host().segment().byteSize();
-            chunk = new byte[(int) Math.min(Chunks.SIZE, Math.max(body, answer.host().segment().byteSize()))];
+            long largest = Math.max(body, answer.host().segment().byteSize());
+            chunk = largest >= Chunks.SIZE ? chunks.take() : new byte[(int) largest];
             bytes = body + logits.host().segment().byteSize() + answer.host().segment().byteSize();
         }
 
@@ -87,14 +97,18 @@ final class ScoringSlots implements AutoCloseable {
                 x.close();
                 logits.close();
                 answer.close();
+                if (chunk.length == Chunks.SIZE) {
+                    chunks.giveBack(chunk);
+                }
             }
         }
     }
 
     private final HostTensorPool pool;
     private final OrtBridge bridge;
+    private final Chunks chunks;
     private final long maxIdleBytes;
-    private final Map<Integer, ArrayBlockingQueue<Slot>> idle = new ConcurrentHashMap<>();
+    private final Map<Integer, ConcurrentLinkedDeque<Slot>> idle = new ConcurrentHashMap<>();
     private final AtomicLong idleBytes = new AtomicLong();
     private final AtomicInteger idleCount = new AtomicInteger();
     private volatile boolean closed;
@@ -102,14 +116,16 @@ final class ScoringSlots implements AutoCloseable {
     /**
      * @param pool         where the slots' tensors come from
      * @param bridge       a {@link OrtBridge#shared() shared} bridge to make the inputs and outputs
+     * @param chunks       where the chunks of slots of large requests come from
      * @param maxIdleBytes the most tensor bytes kept in idle slots
      */
-    ScoringSlots(HostTensorPool pool, OrtBridge bridge, long maxIdleBytes) {
+    ScoringSlots(HostTensorPool pool, OrtBridge bridge, Chunks chunks, long maxIdleBytes) {
         if (!bridge.isShared()) {
             throw new IllegalArgumentException(bridge + " is confined: a slot moves between request threads; pass bridge.shared()");
         }
         this.pool = pool;
         this.bridge = bridge;
+        this.chunks = chunks;
         this.maxIdleBytes = maxIdleBytes;
     }
 
@@ -123,10 +139,10 @@ final class ScoringSlots implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the scoring slots were closed: the server is stopping");
         }
-        ArrayBlockingQueue<Slot> slots = idle.get(rows);
-        Slot slot = slots == null ? null : slots.poll();
+        ConcurrentLinkedDeque<Slot> slots = idle.get(rows);
+        Slot slot = slots == null ? null : slots.pollFirst();
         if (slot == null) {
-            return new Slot(pool, bridge, rows);
+            return new Slot(pool, bridge, chunks, rows);
         }
         idleBytes.addAndGet(-slot.bytes);
         idleCount.decrementAndGet();
@@ -140,12 +156,13 @@ final class ScoringSlots implements AutoCloseable {
             slot.close();
             return;
         }
-        if (!idle.computeIfAbsent(slot.rows, r -> new ArrayBlockingQueue<>(IDLE_PER_ROWS)).offer(slot)) {
+        if (idleCount.incrementAndGet() > IDLE_PER_ROWS_ALL) {
+            idleCount.decrementAndGet();
             idleBytes.addAndGet(-slot.bytes);
             slot.close();
             return;
         }
-        idleCount.incrementAndGet();
+        idle.computeIfAbsent(slot.rows, r -> new ConcurrentLinkedDeque<>()).addFirst(slot);
         if (closed) {
             drain(); // a close that ran between the check and the offer left this one behind
         }
@@ -167,8 +184,8 @@ final class ScoringSlots implements AutoCloseable {
     }
 
     private void drain() {
-        for (ArrayBlockingQueue<Slot> slots : idle.values()) {
-            for (Slot slot; (slot = slots.poll()) != null; ) {
+        for (ConcurrentLinkedDeque<Slot> slots : idle.values()) {
+            for (Slot slot; (slot = slots.pollFirst()) != null; ) {
                 idleBytes.addAndGet(-slot.bytes);
                 idleCount.decrementAndGet();
                 slot.close();
