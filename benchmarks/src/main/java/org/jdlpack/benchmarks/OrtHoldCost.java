@@ -73,7 +73,8 @@ public final class OrtHoldCost {
             Map<String, OrtInput> wrappedIn = Map.of("x", xw);
             Map<String, OrtOutput> wrappedOut = Map.of("y", yw);
             MemorySegment[] two = {xWrapped.spec().data(), yWrapped.spec().data()};
-            String[] names = {"run by hand: OrtSession.run over OnnxTensors, no bridge", "run: bare session, allocated tensors", "run: GuardedSession, allocated tensors",
+            String[] names = {"run by hand: OrtSession.run over OnnxTensors, no bridge", "run: bare session, allocated tensors",
+                "run: GuardedSession, allocated tensors",
                 "run: bare session, wrapped tensors (scopes held)", "ScopeHold.during, 2 segments, empty action"};
             int[] perRound = {5_000, 5_000, 5_000, 5_000, 200_000};
             Op[] ops = {

@@ -30,13 +30,14 @@ final class CallArguments {
     static void check(Object[] arguments, Predicate<Object> convertedByCaller) {
         for (int i = 0; i < arguments.length; i++) {
             Object value = arguments[i];
-            if (!(value == null || convertedByCaller.test(value) || value instanceof PythonObject || value instanceof Long || value instanceof Integer
-                    || value instanceof Short || value instanceof Byte || value instanceof Double || value instanceof Float
+            if (!(value == null || convertedByCaller.test(value) || value instanceof PythonObject || value instanceof Long
+                    || value instanceof Integer || value instanceof Short || value instanceof Byte || value instanceof Double || value instanceof Float
                     || value instanceof Boolean || value instanceof String)) {
                 // getTypeName: "float[]", where getName says "[F".
                 throw new IllegalArgumentException("argument " + i + " is a " + value.getClass().getTypeName()
                         + ", which has no Python counterpart here: pass a long, int, short, byte, double, float, boolean, "
-                        + "String, null (None), DLPackSource or PythonObject, or make the object in Python and pass its PythonObject"
+                        + "String, null (None), DLPackSource or PythonObject, or make the object in Python and pass its "
+                        + "PythonObject"
                         + (value.getClass().isArray()
                                 ? "; an array goes as a tensor: DLPackSource.of(OwnedHostTensor.copyOf(array, shape))" : ""));
             }

@@ -63,7 +63,8 @@ class PythonRuntimeApiTest {
             try (PythonObject sum = python.call(scale, DLPackSource.of(x), 2)) {
                 assertThat(sum.str()).isEqualTo("20.0");
             }
-            assertThat(x.host().segment().toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)).containsExactly(2, 4, 6, 8); // written where it lies
+            // written where it lies
+            assertThat(x.host().segment().toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT)).containsExactly(2, 4, 6, 8);
             assertThat(JavaTensors.live()).as("the argument's object went with the call").isEqualTo(liveBefore);
             assertThat(DLPackStats.liveExports()).as("NumPy's array went with the call").isZero();
 
@@ -104,7 +105,8 @@ class PythonRuntimeApiTest {
             assertThatThrownBy(() -> python.call(record, 1, new java.math.BigDecimal("1.5")))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("argument 1 is a java.math.BigDecimal")
-                    .hasMessageContaining("long, int, short, byte, double, float, boolean, String, null (None), DLPackSource or PythonObject");
+                    .hasMessageContaining("long, int, short, byte, double, float, boolean, String, null (None), DLPackSource or "
+                            + "PythonObject");
             assertThatThrownBy(() -> python.call(record, (Object) new int[] {1})).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("argument 0 is a int[],");
             assertThatThrownBy(() -> python.call(record, 1, new float[] {1})).isInstanceOf(IllegalArgumentException.class)

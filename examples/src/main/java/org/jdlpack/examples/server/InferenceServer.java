@@ -31,7 +31,9 @@ import org.jdlpack.cpu.TensorStreams;
  * <pre>
  * POST /classify                    X-Shape: ROWS,16    body: ROWS*16 float32, little-endian
  *   the default route, all Java ({@link JavaClassifier}): the body read into a pooled native
- *   tensor, normalized and checked there, ONNX Runtime reading it in place, softmax and top-2 in Java
+ *   tensor of a scoring slot ({@link ScoringSlots}: tensors and ONNX Runtime values kept for
+ *   the next request), normalized and checked there, ONNX Runtime reading it in place, softmax and
+ *   top-2 in Java
  * POST /classify?route=numpy        the same request and answer; NumPy's pre- and post-processing,
  *   requests batched ({@link Batcher}, {@link NumPyClassifier}): one ONNX Runtime run and two Python
  *   calls per batch
@@ -42,7 +44,7 @@ import org.jdlpack.cpu.TensorStreams;
  *   500  ONNX Runtime or the Python step failed (the message names the step)
  *   503  (numpy route) no Python with NumPy here, or the server is stopping
  * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
- *                                   Runtime, batches, jdlpack's DLPackStats, one line
+ *                                   Runtime, idle scoring slots, batches, jdlpack's DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
@@ -137,7 +139,8 @@ public final class InferenceServer implements AutoCloseable {
         Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
                 + "inferenceNanos=%d pooledBytes=%d idleSlots=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(),
-                allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(), b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
+                allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
+                b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
                 DLPackStats.snapshot());
     }
 

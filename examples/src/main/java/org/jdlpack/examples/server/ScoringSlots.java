@@ -121,7 +121,8 @@ final class ScoringSlots implements AutoCloseable {
      */
     ScoringSlots(HostTensorPool pool, OrtBridge bridge, Chunks chunks, long maxIdleBytes) {
         if (!bridge.isShared()) {
-            throw new IllegalArgumentException(bridge + " is confined: a slot moves between request threads; pass bridge.shared()");
+            throw new IllegalArgumentException(bridge + " is confined: a slot moves between request threads; pass "
+                    + "bridge.shared()");
         }
         this.pool = pool;
         this.bridge = bridge;
