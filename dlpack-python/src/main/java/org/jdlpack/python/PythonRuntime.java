@@ -2,6 +2,7 @@ package org.jdlpack.python;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDevice;
@@ -286,14 +287,17 @@ public final class PythonRuntime {
     public PythonObject call(PythonObject callable, Object... arguments) {
         Objects.requireNonNull(callable, "callable");
         CallArguments.check(arguments, DLPackSource.class::isInstance);
-        long[] registrations = registerTensors(arguments); // before the GIL: a concurrent map write may block
+        boolean tensors = Arrays.stream(arguments).anyMatch(DLPackSource.class::isInstance);
+        long[] registrations = tensors ? new long[arguments.length] : null; // 0: not registered, or the object's now
+        DLDevice[] devices = tensors ? new DLDevice[arguments.length] : null; // each source asked once, before the GIL
         try {
+            registerTensors(arguments, registrations, devices); // before the GIL: a concurrent map write may block
             return PythonObject.adopt(Gil.call(arena -> {
                 MemorySegment[] objects = new MemorySegment[arguments.length];
                 try {
                     for (int i = 0; i < arguments.length; i++) {
-                        objects[i] = arguments[i] instanceof DLPackSource source
-                                ? javaTensor(source, registrations, i)
+                        objects[i] = arguments[i] instanceof DLPackSource
+                                ? javaTensor(devices[i], registrations, i)
                                 : CallArguments.toPython(arena, arguments[i]);
                     }
                     return calls.invoke(callable.pointer(), objects);
@@ -311,22 +315,21 @@ public final class PythonRuntime {
         }
     }
 
-    /** {@return the registration of each {@link DLPackSource} argument (0 for the others), or null if there is none} */
-    private static long[] registerTensors(Object[] arguments) {
-        long[] registrations = null;
+    /**
+     * Registers each {@link DLPackSource} argument and asks it its device, into the arrays at its
+     * index; throws on a null device, the registrations made so far left for the caller to drop.
+     */
+    private static void registerTensors(Object[] arguments, long[] registrations, DLDevice[] devices) {
         for (int i = 0; i < arguments.length; i++) {
             if (arguments[i] instanceof DLPackSource source) {
-                if (source.device() == null) {
-                    unregister(registrations);
+                DLDevice device = source.device();
+                if (device == null) {
                     throw new NullPointerException("argument " + i + ": " + source + ".device() is null");
                 }
-                if (registrations == null) {
-                    registrations = new long[arguments.length];
-                }
+                devices[i] = device;
                 registrations[i] = JavaTensors.register(source);
             }
         }
-        return registrations;
     }
 
     /**
@@ -334,11 +337,11 @@ public final class PythonRuntime {
      * the object's from here on (Python code may keep the object past a failed call), so it is
      * taken out of {@code registrations}.
      */
-    private static MemorySegment javaTensor(DLPackSource source, long[] registrations, int i) {
+    private static MemorySegment javaTensor(DLDevice device, long[] registrations, int i) {
         long id = registrations[i];
         registrations[i] = 0;
         try {
-            return JavaTensorType.newInstance(id, source.device());
+            return JavaTensorType.newInstance(id, device);
         } catch (RuntimeException | Error e) {
             JavaTensors.unregister(id); // as toPython(DLPackSource) does: no capsule was made, or its destructor ran
             throw e;

@@ -94,6 +94,21 @@ class PythonRuntimeApiTest {
             assertThatThrownBy(() -> python.call(scale, DLPackSource.of(x), nowhere)).isInstanceOf(NullPointerException.class)
                     .hasMessage("argument 1: NowhereSource.device() is null");
             assertThat(JavaTensors.live()).as("argument 0's registration dropped with the refusal").isEqualTo(liveBefore);
+            DLPackSource failing = new DLPackSource() {
+                @Override
+                public org.jdlpack.abi.DLDevice device() {
+                    throw new IllegalStateException("released");
+                }
+
+                @Override
+                public org.jdlpack.abi.ExportedTensor export(ExportRequest request) {
+                    throw new AssertionError("not called");
+                }
+            };
+            assertThatThrownBy(() -> python.call(scale, DLPackSource.of(x), failing)).isInstanceOf(IllegalStateException.class)
+                    .hasMessage("released");
+            assertThat(JavaTensors.live()).as("argument 0's registration dropped when argument 1's device() threw")
+                    .isEqualTo(liveBefore);
         }
         assertThat(DLPackStats.liveExports()).isZero();
     }

@@ -35,7 +35,10 @@ import org.jdlpack.onnxruntime.OrtOutput;
  */
 final class ScoringSlots implements AutoCloseable {
 
-    /** Idle slots kept, all row counts together; more are closed on give-back. */
+    /**
+     * Idle slots kept, all row counts together; more are closed on give-back. There is no eviction:
+     * row counts that come when the bounds are full get a slot made and closed per request.
+     */
     private static final int IDLE_PER_ROWS_ALL = 1024;
 
     /** One request's tensors and the ONNX Runtime values over them. */
@@ -70,7 +73,7 @@ final class ScoringSlots implements AutoCloseable {
                 in = bridge.input(x);
                 inputs = Map.of("x", in);
                 outputs = Map.of("logits", bridge.output(logits));
-            } catch (OrtException | RuntimeException e) {
+            } catch (OrtException | RuntimeException | Error e) {
                 if (in != null) {
                     in.close();
                 }
@@ -91,8 +94,11 @@ final class ScoringSlots implements AutoCloseable {
         @Override
         public void close() {
             try {
-                inputs.values().forEach(OrtInput::close);
-                outputs.values().forEach(OrtOutput::close);
+                try {
+                    inputs.values().forEach(OrtInput::close);
+                } finally {
+                    outputs.values().forEach(OrtOutput::close);
+                }
             } finally {
                 x.close();
                 logits.close();
@@ -117,7 +123,7 @@ final class ScoringSlots implements AutoCloseable {
      * @param pool         where the slots' tensors come from
      * @param bridge       a {@link OrtBridge#shared() shared} bridge to make the inputs and outputs
      * @param chunks       where the chunks of slots of large requests come from
-     * @param maxIdleBytes the most tensor bytes kept in idle slots
+     * @param maxIdleBytes the most tensor bytes kept in idle slots (their heap chunks not counted)
      */
     ScoringSlots(HostTensorPool pool, OrtBridge bridge, Chunks chunks, long maxIdleBytes) {
         if (!bridge.isShared()) {

@@ -57,7 +57,7 @@ class InferenceServerTest {
                 out.write(two, 0, F * 4);
                 out.flush();
             }
-            awaitField(server, "aborted", aborted + 1); // its slot given back: the idle slots account for every live export below
+            awaitField(server, "aborted", aborted + 1); // stillServing waits for its slot to be given back
             stillServing(client, classify, server);
         }
         assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
@@ -226,7 +226,12 @@ class InferenceServerTest {
         HttpResponse<byte[]> after = client.send(post(uri, "1," + F, bytes(new float[F])), HttpResponse.BodyHandlers.ofByteArray());
         assertThat(after.statusCode()).isEqualTo(200);
         checkAnswer(new float[F], 1, after.body());
-        // What is live is the idle scoring slots' input and output references, and nothing else.
+        // What is live is the idle scoring slots' input and output references, and nothing else, once
+        // every request's slot is back (a handler gives it back after its client has the answer).
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (DLPackStats.liveExports() != 2 * field(server, "idleSlots") && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
         assertThat(DLPackStats.liveExports()).as(server.stats()).isEqualTo(2 * field(server, "idleSlots"));
         assertThat(DLPackStats.ownedManagedTensors()).as(server.stats()).isZero();
     }
