@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Profiles one server of benchmarks/run.sh server under its load (4 KiB bodies, CONNECTIONS connections,
-# default 8):
-#   ASYNC_PROFILER=/path/to/libasyncProfiler.so [CONNECTIONS=64] bash benchmarks/server/profile.sh SERVER EVENT SECONDS
+# Profiles one server of benchmarks/run.sh server under its load (PAYLOAD bodies, 4k or 4m, default 4k;
+# CONNECTIONS connections, default 8):
+#   ASYNC_PROFILER=/path/to/libasyncProfiler.so [PAYLOAD=4m] [CONNECTIONS=64] bash benchmarks/server/profile.sh SERVER EVENT SECONDS
 # SERVER: a name from load.sh's list (jdlpack, jdlpack-numpy, ort-java-expert, ort-java-tutorial; the JVM
 # ones). EVENT: itimer (this machine has no perf events), alloc, or none (no profiler: requests/s and the
 # heap, inference and request time per request from GET /stats). Writes collapsed stacks to
@@ -28,7 +28,7 @@ fi
 JVM_OPTIONS="$options" start_server "$server" "$port" "profile-$server" || exit 1
 trap 'stop_server "$server_sid"' EXIT
 load() {
-  BODY="$results/body-4k.bin" SHAPE=64,16 ROUTE="$(route_of "$server")" \
+  BODY="$results/body-${PAYLOAD:-4k}.bin" SHAPE="$([ "${PAYLOAD:-4k}" = 4m ] && echo 65536 || echo 64),16" ROUTE="$(route_of "$server")" \
     wrk -t2 -c"${CONNECTIONS:-8}" -d"$1"s -s "$here/post.lua" "http://127.0.0.1:$port"
 }
 load 5 > /dev/null # warm-up
