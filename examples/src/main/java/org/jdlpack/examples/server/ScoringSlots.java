@@ -39,7 +39,7 @@ final class ScoringSlots implements AutoCloseable {
      * Idle slots kept, all row counts together; more are closed on give-back. There is no eviction:
      * row counts that come when the bounds are full get a slot made and closed per request.
      */
-    private static final int IDLE_PER_ROWS_ALL = 1024;
+    private static final int MAX_IDLE_SLOTS = 1024;
 
     /** One request's tensors and the ONNX Runtime values over them. */
     static final class Slot implements AutoCloseable {
@@ -163,7 +163,7 @@ final class ScoringSlots implements AutoCloseable {
             slot.close();
             return;
         }
-        if (idleCount.incrementAndGet() > IDLE_PER_ROWS_ALL) {
+        if (idleCount.incrementAndGet() > MAX_IDLE_SLOTS) {
             idleCount.decrementAndGet();
             idleBytes.addAndGet(-slot.bytes);
             slot.close();
