@@ -17,11 +17,9 @@ import java.util.concurrent.atomic.LongAdder;
 import ai.onnxruntime.OrtException;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.cpu.HostTensorPool;
 import org.jdlpack.cpu.HostTensorView;
-import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.TensorStreams;
 
 /**
