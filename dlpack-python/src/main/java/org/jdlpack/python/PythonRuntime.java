@@ -2,17 +2,14 @@ package org.jdlpack.python;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Objects;
 
-import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.python.internal.bridge.Capsules;
 import org.jdlpack.python.internal.bridge.ExchangeImports;
 import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
-import org.jdlpack.python.internal.bridge.JavaTensorType;
-import org.jdlpack.python.internal.bridge.JavaTensors;
+import org.jdlpack.python.internal.bridge.JavaTensorArguments;
 import org.jdlpack.python.internal.capi.Gil;
 import org.jdlpack.python.internal.capi.LibPythonObjects;
 import org.jdlpack.python.internal.objects.PythonError;
@@ -287,17 +284,14 @@ public final class PythonRuntime {
     public PythonObject call(PythonObject callable, Object... arguments) {
         Objects.requireNonNull(callable, "callable");
         CallArguments.check(arguments, DLPackSource.class::isInstance);
-        boolean tensors = Arrays.stream(arguments).anyMatch(DLPackSource.class::isInstance);
-        long[] registrations = tensors ? new long[arguments.length] : null; // 0: not registered, or the object's now
-        DLDevice[] devices = tensors ? new DLDevice[arguments.length] : null; // each source asked once, before the GIL
+        JavaTensorArguments tensors = JavaTensorArguments.register(arguments); // null if none
         try {
-            registerTensors(arguments, registrations, devices); // before the GIL: a concurrent map write may block
             return PythonObject.adopt(Gil.call(arena -> {
                 MemorySegment[] objects = new MemorySegment[arguments.length];
                 try {
                     for (int i = 0; i < arguments.length; i++) {
-                        objects[i] = arguments[i] instanceof DLPackSource
-                                ? javaTensor(devices[i], registrations, i)
+                        objects[i] = tensors != null && tensors.isTensor(i)
+                                ? tensors.newObject(i)
                                 : CallArguments.toPython(arena, arguments[i]);
                     }
                     return calls.invoke(callable.pointer(), objects);
@@ -310,51 +304,10 @@ public final class PythonRuntime {
                 }
             }));
         } catch (RuntimeException | Error e) {
-            unregister(registrations); // those not yet handed to an object
-            throw e;
-        }
-    }
-
-    /**
-     * Registers each {@link DLPackSource} argument and asks it its device, into the arrays at its
-     * index; throws on a null device, the registrations made so far left for the caller to drop.
-     */
-    private static void registerTensors(Object[] arguments, long[] registrations, DLDevice[] devices) {
-        for (int i = 0; i < arguments.length; i++) {
-            if (arguments[i] instanceof DLPackSource source) {
-                DLDevice device = source.device();
-                if (device == null) {
-                    throw new NullPointerException("argument " + i + ": " + source + ".device() is null");
-                }
-                devices[i] = device;
-                registrations[i] = JavaTensors.register(source);
+            if (tensors != null) {
+                tensors.dropUnmade();
             }
-        }
-    }
-
-    /**
-     * {@return a new Java tensor object for argument {@code i}, under the GIL} Its registration is
-     * the object's from here on (Python code may keep the object past a failed call), so it is
-     * taken out of {@code registrations}.
-     */
-    private static MemorySegment javaTensor(DLDevice device, long[] registrations, int i) {
-        long id = registrations[i];
-        registrations[i] = 0;
-        try {
-            return JavaTensorType.newInstance(id, device);
-        } catch (RuntimeException | Error e) {
-            JavaTensors.unregister(id); // as toPython(DLPackSource) does: no capsule was made, or its destructor ran
             throw e;
-        }
-    }
-
-    private static void unregister(long[] registrations) {
-        if (registrations != null) {
-            for (long id : registrations) {
-                if (id != 0) {
-                    JavaTensors.unregister(id);
-                }
-            }
         }
     }
 
@@ -368,15 +321,13 @@ public final class PythonRuntime {
      * @return the object; close the Java reference when done (Python's own references keep it)
      */
     public PythonObject toPython(DLPackSource source) {
-        DLDevice device = Objects.requireNonNull(source.device(), "source.device()");
-        long id = JavaTensors.register(source); // before the GIL: a concurrent map write may block
+        Objects.requireNonNull(source.device(), "source.device()");
+        JavaTensorArguments tensor = JavaTensorArguments.register(new Object[] {source});
         MemorySegment object;
         try {
-            // From the capsule made inside on, the registration is the capsule's: dropping it (on a
-            // failure here, or with the JavaTensor) unregisters.
-            object = Gil.call(arena -> JavaTensorType.newInstance(id, device));
+            object = Gil.call(arena -> tensor.newObject(0));
         } catch (RuntimeException | Error e) {
-            JavaTensors.unregister(id); // when no capsule was made; otherwise its destructor did already
+            tensor.dropUnmade(); // if the GIL was never taken
             throw e;
         }
         return PythonObject.adopt(object);

@@ -50,17 +50,12 @@ final class Scorer implements AutoCloseable {
      * @throws InterruptedException           if interrupted while waiting for a run permit
      */
     void score(OwnedHostTensor x, OwnedHostTensor logits) throws InterruptedException {
-        runs.acquire();
-        long start = System.nanoTime();
-        try (OrtInput in = ort.input(x);
-             OrtOutput out = ort.output(logits)) {
-            ort.run(session, Map.of("x", in), Map.of("logits", out));
-        } catch (OrtException e) {
-            throw new Classifier.StepFailedException("inference (ONNX Runtime)", e);
-        } finally {
-            nanos.add(System.nanoTime() - start);
-            runs.release();
-        }
+        underPermit(() -> {
+            try (OrtInput in = ort.input(x);
+                 OrtOutput out = ort.output(logits)) {
+                ort.run(session, Map.of("x", in), Map.of("logits", out));
+            }
+        });
     }
 
     /**
@@ -70,10 +65,21 @@ final class Scorer implements AutoCloseable {
      * @throws InterruptedException           if interrupted while waiting for a run permit
      */
     void score(ScoringSlots.Slot slot) throws InterruptedException {
+        underPermit(() -> shared.run(session, slot.inputs, slot.outputs));
+    }
+
+    /** A run of ONNX Runtime, as {@link #underPermit} takes it. */
+    @FunctionalInterface
+    private interface Run {
+        void run() throws OrtException;
+    }
+
+    /** Runs {@code run} under a run permit, timed, with ONNX Runtime's failure as a step failure. */
+    private void underPermit(Run run) throws InterruptedException {
         runs.acquire();
         long start = System.nanoTime();
         try {
-            shared.run(session, slot.inputs, slot.outputs);
+            run.run();
         } catch (OrtException e) {
             throw new Classifier.StepFailedException("inference (ONNX Runtime)", e);
         } finally {
