@@ -83,6 +83,9 @@ int main(void) {
   ENUM(kDLHexagon);
   ENUM(kDLMAIA);
   ENUM(kDLTrn);
+  ENUM(kDLTPU);
+  ENUM(kDLTPUHost);
+  ENUM(kDLAscend);
 
   ENUM(kDLInt);
   ENUM(kDLUInt);
@@ -102,5 +105,6 @@ int main(void) {
   ENUM(kDLFloat6_e2m3fn);
   ENUM(kDLFloat6_e3m2fn);
   ENUM(kDLFloat4_e2m1fn);
+  ENUM(kDLBcomplex);
   return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * jdlpack's own C declaration of the DLPack 1.3 ABI (the structs, enums and flags of the DLPack
- * header, written from its published facts). The test suite compiles it with the system C compiler
+ * header, written from its published facts), with the enum values dlpack's main added after v1.3
+ * without raising the minor version: kDLBcomplex, kDLTPU, kDLTPUHost and kDLAscend. The test suite compiles it with the system C compiler
  * to check the Java layouts against it; the dlpack-abi jar ships it as org/jdlpack/abi/dlpack.h
  * for C and C++ code that exchanges tensors with jdlpack.
  */
@@ -43,6 +44,9 @@ typedef enum {
   kDLHexagon = 16,
   kDLMAIA = 17,
   kDLTrn = 18,
+  kDLTPU = 19,
+  kDLTPUHost = 20,
+  kDLAscend = 21,
 } DLDeviceType;
 
 typedef struct {
@@ -69,6 +73,7 @@ typedef enum {
   kDLFloat6_e2m3fn = 15U,
   kDLFloat6_e3m2fn = 16U,
   kDLFloat4_e2m1fn = 17U,
+  kDLBcomplex = 18U,
 } DLDataTypeCode;
 
 typedef struct {

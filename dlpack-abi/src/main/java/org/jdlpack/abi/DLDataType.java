@@ -45,6 +45,8 @@ public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
     public static final DLDataType COMPLEX64 = new DLDataType(DLDataTypeCode.COMPLEX, 64, 1);
     /** {@code complex128}: two float64. */
     public static final DLDataType COMPLEX128 = new DLDataType(DLDataTypeCode.COMPLEX, 128, 1);
+    /** {@code bcomplex32}: two bfloat16, real part first ({@code kDLBcomplex}, dlpack's main after v1.3). */
+    public static final DLDataType BCOMPLEX32 = new DLDataType(DLDataTypeCode.BCOMPLEX, 32, 1);
     /** {@code bool}, one byte per value. */
     public static final DLDataType BOOL = new DLDataType(DLDataTypeCode.BOOL, 8, 1);
 
@@ -85,7 +87,8 @@ public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
     private static String problem(int code, int bits, int lanes) {
         var known = DLDataTypeCode.of(code);
         if (known.isEmpty()) {
-            return "DLTensor.dtype.code is " + code + ", not a DLPack 1.3 type code (0 to 17)";
+            // "1.3": the header on dlpack's main, kDLBcomplex included, still says minor version 3.
+            return "DLTensor.dtype.code is " + code + ", not a DLPack 1.3 type code (0 to " + (DLDataTypeCode.values().length - 1) + ")";
         }
         if (bits <= 0 || bits > 255) {
             return "DLTensor.dtype.bits is " + bits + ", must be 1 to 255";
@@ -140,6 +143,7 @@ public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
             case FLOAT -> "float" + bits;
             case BFLOAT -> "bfloat" + bits;
             case COMPLEX -> "complex" + bits;
+            case BCOMPLEX -> "bcomplex" + bits;
             case BOOL -> bits == 8 ? "bool" : "bool" + bits;
             case OPAQUE_HANDLE -> "handle" + bits;
             default -> code.name().toLowerCase(java.util.Locale.ROOT);

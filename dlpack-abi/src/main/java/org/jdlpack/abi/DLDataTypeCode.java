@@ -3,14 +3,16 @@ package org.jdlpack.abi;
 import java.util.Optional;
 
 /**
- * The type codes DLPack 1.3 defines ({@code DLDataTypeCode}), with their C enum values and the bit
- * widths this library accepts for each.
+ * The type codes of the DLPack header ({@code DLDataTypeCode}), with their C enum values and the
+ * bit widths this library accepts for each: those of DLPack 1.3, and {@code kDLBcomplex}, which
+ * dlpack's main added after v1.3 without raising the minor version (a minor version adds only
+ * enum values, so a 1.3 producer may send it).
  *
  * <p>Accepted widths, per code: integers 1, 2, 4, 8, 16, 32 or 64 bits; IEEE floats 16, 32 or 64;
- * bfloat 16; complex 32, 64 or 128 (two floats); bool 8 (one byte per value, as NumPy and PyTorch
- * write it) or 1 (packed); an opaque handle any positive multiple of 8; each float8 format 8, each
- * float6 format 6 and the float4 format 4. Any other combination is rejected: it could not be
- * decoded correctly.
+ * bfloat 16; complex 32, 64 or 128 (two floats); bcomplex 32 (two bfloat16s); bool 8 (one byte
+ * per value, as NumPy and PyTorch write it) or 1 (packed); an opaque handle any positive multiple
+ * of 8; each float8 format 8, each float6 format 6 and the float4 format 4. Any other combination
+ * is rejected: it could not be decoded correctly. So is a code after the last constant here.
  */
 public enum DLDataTypeCode {
     /** {@code kDLInt}: signed two's-complement integer. */
@@ -48,7 +50,12 @@ public enum DLDataTypeCode {
     /** {@code kDLFloat6_e3m2fn}. */
     FLOAT6_E3M2FN(16),
     /** {@code kDLFloat4_e2m1fn}. */
-    FLOAT4_E2M1FN(17);
+    FLOAT4_E2M1FN(17),
+    /**
+     * {@code kDLBcomplex}: a complex number of two bfloat16s, real part first, laid out as
+     * {@link #COMPLEX} is; bits cover both parts (32). Added on dlpack's main after v1.3.
+     */
+    BCOMPLEX(18);
 
     private static final DLDataTypeCode[] BY_CODE = values();
 
@@ -67,7 +74,7 @@ public enum DLDataTypeCode {
      * Looks up the constant for a C enum value.
      *
      * @param code a {@code DLDataTypeCode} value
-     * @return the constant, or empty when DLPack 1.3 defines no type code with that value
+     * @return the constant, or empty when the header these constants follow defines no type code with that value
      */
     public static Optional<DLDataTypeCode> of(int code) {
         return code >= 0 && code < BY_CODE.length ? Optional.of(BY_CODE[code]) : Optional.empty();
@@ -91,6 +98,7 @@ public enum DLDataTypeCode {
                  FLOAT8_E5M2, FLOAT8_E5M2FNUZ, FLOAT8_E8M0FNU -> bits == 8;
             case FLOAT6_E2M3FN, FLOAT6_E3M2FN -> bits == 6;
             case FLOAT4_E2M1FN -> bits == 4;
+            case BCOMPLEX -> bits == 32;
         };
     }
 }

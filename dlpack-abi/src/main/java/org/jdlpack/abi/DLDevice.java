@@ -31,14 +31,14 @@ public record DLDevice(int deviceType, int deviceId) {
         return new DLDevice(type.code(), id);
     }
 
-    /** {@return the device type when DLPack 1.3 defines it; empty for a code this library does not know} */
+    /** {@return the device type when the DLPack header defines it (see {@link DLDeviceType}); empty for a code this library does not know} */
     public Optional<DLDeviceType> type() {
         return DLDeviceType.of(deviceType);
     }
 
     /**
      * {@return whether the CPU can read this device's memory directly: {@code true} for CPU, CUDA
-     * host, ROCm host and CUDA managed memory; unknown device types are not}
+     * host, ROCm host, CUDA managed and TPU host memory; unknown device types are not}
      *
      * @see DLDeviceType#isHostAccessible()
      */

@@ -3,7 +3,9 @@ package org.jdlpack.abi;
 import java.util.Optional;
 
 /**
- * The device types DLPack 1.3 defines ({@code DLDeviceType}), with their C enum values.
+ * The device types of the DLPack header ({@code DLDeviceType}), with their C enum values: those
+ * of DLPack 1.3, and {@code kDLTPU}, {@code kDLTPUHost} and {@code kDLAscend}, which dlpack's main
+ * added after v1.3 without raising the minor version.
  *
  * <p>A {@link DLDevice} keeps the raw code, so a device type added by a newer DLPack is carried
  * through unchanged rather than rejected; {@link #of(int)} tells whether a code is one of these.
@@ -40,14 +42,26 @@ public enum DLDeviceType {
     /** {@code kDLMAIA}: Microsoft MAIA device memory. */
     MAIA(17, false, false),
     /** {@code kDLTrn}: AWS Trainium device memory. */
-    TRN(18, false, false);
+    TRN(18, false, false),
+    /** {@code kDLTPU}: Google TPU device memory. Added on dlpack's main after v1.3. */
+    TPU(19, false, false),
+    /**
+     * {@code kDLTPUHost}: pinned host memory of the TPU runtime, as {@link #CUDA_HOST} is of CUDA's.
+     * Added on dlpack's main after v1.3.
+     */
+    TPU_HOST(20, true, true),
+    /** {@code kDLAscend}: Huawei Ascend NPU device memory. Added on dlpack's main after v1.3. */
+    ASCEND(21, false, false);
 
-    private static final DLDeviceType[] BY_CODE = new DLDeviceType[19];
+    private static final DLDeviceType[] BY_CODE = byCode();
 
-    static {
-        for (DLDeviceType type : values()) {
-            BY_CODE[type.code] = type;
+    private static DLDeviceType[] byCode() {
+        DLDeviceType[] values = values();
+        DLDeviceType[] byCode = new DLDeviceType[values[values.length - 1].code + 1]; // the constants are in code order
+        for (DLDeviceType type : values) {
+            byCode[type.code] = type;
         }
+        return byCode;
     }
 
     private final int code;
@@ -68,8 +82,9 @@ public enum DLDeviceType {
 
     /**
      * {@return whether the CPU can dereference {@code data + byte_offset} of a tensor on this
-     * device type directly: {@code true} for CPU, CUDA host, ROCm host and CUDA managed memory} For
-     * all other device types the data pointer is an address or handle the CPU must not read.
+     * device type directly: {@code true} for CPU, CUDA host, ROCm host, CUDA managed and TPU host
+     * memory} For all other device types the data pointer is an address or handle the CPU must not
+     * read.
      */
     public boolean isHostAccessible() {
         return hostAccessible;
@@ -83,8 +98,9 @@ public enum DLDeviceType {
     /**
      * Whether {@code data} on the device type with this C value is a pointer that {@code byte_offset} can be folded
      * into: device and host addresses (CPU, CUDA and its host and managed memory, ROCm and its host
-     * memory, oneAPI unified shared memory), not handles (an OpenCL {@code cl_mem}, Vulkan, Metal,
-     * WebGPU buffers) nor memory whose {@code data} this library cannot interpret.
+     * memory, oneAPI unified shared memory, TPU host memory), not handles (an OpenCL {@code cl_mem},
+     * Vulkan, Metal, WebGPU buffers) nor memory whose {@code data} this library cannot interpret
+     * (Hexagon, MAIA, Trainium, TPU and Ascend device memory: their {@code byte_offset} is kept).
      */
     static boolean dataIsPointer(int code) {
         // The array, not of(code): this runs on every export and must allocate nothing.
@@ -95,7 +111,8 @@ public enum DLDeviceType {
      * Looks up the constant for a C enum value.
      *
      * @param code a {@code DLDeviceType} value
-     * @return the constant, or empty when DLPack 1.3 defines no device type with that value
+     * @return the constant, or empty when the header these constants follow defines no device type
+     *         with that value (a {@link DLDevice} carries such a code through unchanged)
      */
     public static Optional<DLDeviceType> of(int code) {
         return code >= 0 && code < BY_CODE.length ? Optional.ofNullable(BY_CODE[code]) : Optional.empty();

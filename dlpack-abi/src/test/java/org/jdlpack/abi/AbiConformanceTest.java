@@ -94,6 +94,9 @@ class AbiConformanceTest {
             case HEXAGON -> "kDLHexagon";
             case MAIA -> "kDLMAIA";
             case TRN -> "kDLTrn";
+            case TPU -> "kDLTPU";
+            case TPU_HOST -> "kDLTPUHost";
+            case ASCEND -> "kDLAscend";
         };
     }
 
@@ -117,6 +120,7 @@ class AbiConformanceTest {
             case FLOAT6_E2M3FN -> "kDLFloat6_e2m3fn";
             case FLOAT6_E3M2FN -> "kDLFloat6_e3m2fn";
             case FLOAT4_E2M1FN -> "kDLFloat4_e2m1fn";
+            case BCOMPLEX -> "kDLBcomplex";
         };
     }
 }

@@ -118,7 +118,7 @@ class ExportTest {
     void byteOffsetIsFoldedIntoDataForPointersAndKeptForHandlesOrWhenAskedVerbatim(ManagedTensorKind kind) {
         boolean legacy = kind == ManagedTensorKind.LEGACY;
         Set<DLDeviceType> pointers = Set.of(DLDeviceType.CPU, DLDeviceType.CUDA, DLDeviceType.CUDA_HOST, DLDeviceType.CUDA_MANAGED,
-                DLDeviceType.ROCM, DLDeviceType.ROCM_HOST, DLDeviceType.ONE_API);
+                DLDeviceType.ROCM, DLDeviceType.ROCM_HOST, DLDeviceType.ONE_API, DLDeviceType.TPU_HOST);
         try (Arena arena = Arena.ofShared()) {
             MemorySegment data = floats(arena, 16);
             ExportOwner owner = ExportOwner.of(() -> { });

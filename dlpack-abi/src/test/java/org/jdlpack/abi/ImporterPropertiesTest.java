@@ -85,13 +85,13 @@ class ImporterPropertiesTest {
         int bits;
         int lanes;
         if (random.nextInt(100) < 65) { // a valid type, packed sub-byte ones included
-            int[][] valid = {{2, 32, 1}, {0, 8, 1}, {1, 64, 1}, {1, 4, 1}, {6, 1, 1}, {17, 4, 2}, {5, 64, 1}, {2, 16, 4}, {15, 6, 1}, {4, 16, 1}};
+            int[][] valid = {{2, 32, 1}, {0, 8, 1}, {1, 64, 1}, {1, 4, 1}, {6, 1, 1}, {17, 4, 2}, {5, 64, 1}, {2, 16, 4}, {15, 6, 1}, {4, 16, 1}, {18, 32, 1}};
             int[] type = valid[random.nextInt(valid.length)];
             code = type[0];
             bits = type[1];
             lanes = type[2];
         } else {
-            code = random.nextInt(100) < 90 ? random.nextInt(18) : new int[] {18, 19, 99, 255}[random.nextInt(4)];
+            code = random.nextInt(100) < 90 ? random.nextInt(19) : new int[] {18, 19, 99, 255}[random.nextInt(4)];
             bits = new int[] {0, 1, 2, 3, 4, 6, 8, 8, 12, 16, 16, 32, 32, 64, 128, 255}[random.nextInt(16)];
             lanes = new int[] {0, 1, 1, 1, 1, 2, 4, 65535}[random.nextInt(8)];
         }
@@ -215,7 +215,7 @@ class ImporterPropertiesTest {
         return value.compareTo(MAX) <= 0 && value.compareTo(MIN) >= 0;
     }
 
-    /** The published bit widths per DLPack 1.3 type code, written out separately from DLDataTypeCode. */
+    /** The published bit widths per DLPack 1.3 type code (kDLBcomplex, 18, included), written out separately from DLDataTypeCode. */
     private static boolean validDtype(int code, int bits, int lanes) {
         if (bits == 0 || lanes == 0) {
             return false;
@@ -230,6 +230,7 @@ class ImporterPropertiesTest {
             case 7, 8, 9, 10, 11, 12, 13, 14 -> bits == 8;
             case 15, 16 -> bits == 6;
             case 17 -> bits == 4;
+            case 18 -> bits == 32;
             default -> false;
         };
     }

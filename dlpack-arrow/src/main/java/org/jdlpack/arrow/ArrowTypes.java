@@ -70,7 +70,8 @@ final class ArrowTypes {
     /**
      * For a DLPack type with no same-layout Arrow type: the Arrow type its values convert to
      * exactly (bool to Bit, bfloat16 and the 8/6/4-bit floats to float32, sub-byte integers to
-     * 8-bit ones), or empty when there is none (complex, opaque handles, vector lanes).
+     * 8-bit ones), or empty when there is none (complex and bcomplex: Arrow has no complex type;
+     * opaque handles; vector lanes).
      */
     static Optional<ArrowType> convertedType(DLDataType dtype) {
         if (dtype.lanes() != 1) {

@@ -329,6 +329,8 @@ class ArrowImportTest extends ArrowAllocatorTest {
     @Test
     void tensorsWithNoArrowFormAreRefusedAndReleased() {
         assertRefused(PeerTensor.versioned().dtype(5, 64, 1).shape(3), "DLTensor.dtype is complex64");
+        // kDLBcomplex (dlpack's main after v1.3): two bfloat16s, which Arrow has no type for either.
+        assertRefused(PeerTensor.versioned().dtype(18, 32, 1).shape(3), "DLTensor.dtype is bcomplex32, which has no Arrow vector type");
         assertRefused(PeerTensor.versioned().dtype(2, 32, 2).shape(3), "DLTensor.dtype is float32x2");
         assertRefused(PeerTensor.versioned().shape(3).device(2), "DLTensor.device is CUDA");
         assertRefused(PeerTensor.versioned().shape(), "DLTensor.ndim is 0");

@@ -13,7 +13,7 @@ import org.jdlpack.abi.DLDataTypeCode;
 
 /**
  * Reads and writes the scalar slots of one dtype's elements as raw bits, and converts raw bits to
- * and from Java values. A slot is a lane, or half of a complex lane.
+ * and from Java values. A slot is a lane, or half of a complex lane (complex and bcomplex).
  *
  * <p>Where a slot lives: byte-addressable elements ({@code bits * lanes} a multiple of 8, or
  * sub-byte values padded to whole bytes) start at {@code element * elementBytes}; packed sub-byte
@@ -34,7 +34,8 @@ final class ElementCodec {
 
     ElementCodec(DLDataType dtype, boolean subbytePadded) {
         this.dtype = dtype;
-        this.complex = dtype.code() == DLDataTypeCode.COMPLEX;
+        // bcomplex is complex's layout with bfloat16 parts: read and written as complex values too.
+        this.complex = dtype.code() == DLDataTypeCode.COMPLEX || dtype.code() == DLDataTypeCode.BCOMPLEX;
         this.width = complex ? dtype.bits() / 2 : dtype.bits();
         this.elementBytes = dtype.byteSize(subbytePadded);
     }
@@ -168,7 +169,7 @@ final class ElementCodec {
                 case 32 -> Float.intBitsToFloat((int) raw);
                 default -> Double.longBitsToDouble(raw);
             };
-            case BFLOAT -> Float.intBitsToFloat((int) raw << 16);
+            case BFLOAT, BCOMPLEX -> Float.intBitsToFloat((int) raw << 16);
             case OPAQUE_HANDLE -> throw new UnsupportedOperationException("an opaque handle has no numeric value; use getLong");
             default -> MinifloatFormat.of(dtype.code()).toFloat((int) raw);
         };
@@ -184,7 +185,7 @@ final class ElementCodec {
                 case 32 -> Float.floatToRawIntBits((float) value) & 0xFFFF_FFFFL;
                 default -> Double.doubleToRawLongBits(value);
             };
-            case BFLOAT -> bfloat16(Float.floatToRawIntBits((float) value));
+            case BFLOAT, BCOMPLEX -> bfloat16(Float.floatToRawIntBits((float) value));
             case OPAQUE_HANDLE -> throw new UnsupportedOperationException("an opaque handle has no numeric value; use setLong");
             default -> MinifloatFormat.of(dtype.code()).fromFloat((float) value);
         };

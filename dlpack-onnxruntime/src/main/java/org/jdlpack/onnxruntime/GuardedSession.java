@@ -30,6 +30,11 @@ import ai.onnxruntime.OrtSession;
  * Runs through {@link OrtBridge#run(OrtSession, java.util.Map, java.util.Map)} with the bare
  * session are not held: there, closing the session while a run is in flight is the caller's bug.
  *
+ * <p>While a run holds the session, only the bridge's code and ONNX Runtime's run on its thread:
+ * the run reads the caller's maps of inputs and outputs and set of copied outputs before it is
+ * admitted, so a {@code close()} from their methods (misuse, but possible) finds no run of its own
+ * thread in flight. It closes the session, and the run that called it is refused.
+ *
  * <p>Thread safety: every method may be called from any thread. A run costs two atomic updates of
  * one counter more than an unguarded one (see docs/onnxruntime.md for the figure).
  */

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -48,10 +49,10 @@ final class OrtRun {
         // held, and its close would wait for ever. Thrown here, before anything is held.
         ScopeHold.requireStack();
         try {
-            if (guard != null) {
-                guard.borrow();
-                sessionHeld = true;
-            }
+            // Everything of the caller's is read before the session is admitted: the maps' and the
+            // set's methods are the caller's code, and a GuardedSession.close() from there, on this
+            // thread, would wait for this very run for ever. Read first, such a close finds no run
+            // in flight and closes the session, and the borrow below refuses the run.
             Wrapped wrapped = null; // memory wrapped tensors do not own: rare, so made only when there is some
             int capacity = inputs.size() + outputs.size();
             Map<String, OnnxTensor> in = new HashMap<>(inputs.size() * 2);
@@ -68,17 +69,34 @@ final class OrtRun {
                 heldOutputs[outputCount++] = output;
                 wrapped = Wrapped.add(wrapped, capacity, output.memoryToHold(), output);
             }
+            Set<String> copied = copyOf(copiedOutputs); // ONNX Runtime iterates it during the run
+            if (guard != null) {
+                guard.borrow(); // from here to the end of the run, only the bridge's and ONNX Runtime's code runs
+                sessionHeld = true;
+            }
             if (wrapped == null) {
-                return runNow(session, in, out, copiedOutputs);
+                return runNow(session, in, out, copied);
             }
             // The caller's arena of a wrapped tensor could close on another thread in the middle of
             // the run: its scope is held (such a close throws) until ONNX Runtime returns.
             CopiedOutputs[] result = new CopiedOutputs[1];
-            ScopeHold.during(wrapped.memory(), () -> result[0] = runNow(session, in, out, copiedOutputs), wrapped::freed);
+            ScopeHold.during(wrapped.memory(), () -> result[0] = runNow(session, in, out, copied), wrapped::freed);
             return result[0];
         } finally {
             giveBack(heldInputs, inputCount, heldOutputs, outputCount, sessionHeld ? guard : null);
         }
+    }
+
+    /** {@return the caller's names of copied outputs, read now: the empty set without allocating} */
+    private static Set<String> copyOf(Set<String> names) {
+        if (names.isEmpty()) {
+            return Set.of();
+        }
+        HashSet<String> copy = new HashSet<>(names.size() * 2);
+        for (String name : names) {
+            copy.add(Objects.requireNonNull(name, "copiedOutputs holds a null name"));
+        }
+        return copy;
     }
 
     /**

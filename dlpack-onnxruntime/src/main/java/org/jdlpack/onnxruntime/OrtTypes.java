@@ -54,6 +54,12 @@ final class OrtTypes {
                     + "a signed twin is refused by a uint" + dtype.bits() + " model input. Convert the values, or use a model "
                     + "whose input is int" + dtype.bits();
         }
+        if (dtype.code() == DLDataTypeCode.COMPLEX || dtype.code() == DLDataTypeCode.BCOMPLEX) {
+            // ONNX has complex64 and complex128 but ONNX Runtime's Java API has no tensor of them,
+            // and ONNX has no complex type of bfloat16 parts at all.
+            return "a complex type, which ONNX Runtime's Java API cannot take (OnnxJavaType has no complex type); pass the "
+                    + "real and imaginary parts as two tensors";
+        }
         return "which ONNX Runtime's Java API cannot take (it has float16/32/64, bfloat16, int8/16/32/64, uint8 and bool)";
     }
 

@@ -109,6 +109,86 @@ class GuardedSessionTest {
         }
     }
 
+    /**
+     * Where the caller's code runs inside a run: reading the inputs map, the outputs map, or the set
+     * of copied outputs (ONNX Runtime iterates it). Each closes the guard on the run's own thread.
+     */
+    enum CloseFrom { INPUTS, OUTPUTS, COPIED_OUTPUTS }
+
+    /**
+     * A close on the run's own thread, from the caller's map or set the run reads, must not make
+     * the run wait for itself (issue 41 item 6: it hung for ever, interrupts did not end it, and
+     * the session was never closed). The run reads them before the session is admitted: the close
+     * finds no run in flight and closes the session, and the run is refused. The run is made on a
+     * thread joined with a deadline, so that a hang fails the test instead of the build.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(CloseFrom.class)
+    void aCloseFromCodeTheRunCallsIsNeverAwaitedByThatRun(CloseFrom where) throws Exception {
+        OrtBridge shared = OrtBridge.of(env).shared(); // the run is made on a thread of its own
+        GuardedSession guard = GuardedSession.of(Models.session(env, "nonzero.onnx"));
+        try (OwnedHostTensor source = OwnedHostTensor.copyOf(new float[] {0, 1, 0, 2, 3}, 5); OrtInput x = shared.input(source)) {
+            Runnable close = () -> {
+                try {
+                    guard.close();
+                } catch (OrtException e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            Map<String, OrtInput> inputs = where == CloseFrom.INPUTS ? closingOnRead(Map.of("x", x), close) : Map.of("x", x);
+            Map<String, OrtOutput> outputs = where == CloseFrom.OUTPUTS ? closingOnRead(Map.of(), close) : Map.of();
+            java.util.Set<String> copied = where == CloseFrom.COPIED_OUTPUTS ? closingOnRead(java.util.Set.of("y"), close)
+                    : java.util.Set.of("y");
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread run = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    shared.run(guard, inputs, outputs, copied).close();
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            run.join(Duration.ofSeconds(60));
+            assertThat(run.isAlive()).as("the run returned: it did not wait for a close on its own thread (%s)", guard).isFalse();
+            assertThat(thrown.get()).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("was closed").hasMessageContaining("refused before ONNX Runtime saw it");
+            assertThat(guard.toString()).isEqualTo("GuardedSession[closed]");
+            assertThatThrownBy(() -> guard.session().getInputNames()).as("the session itself was closed")
+                    .isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    /** {@code map}, whose {@code entrySet()} first runs {@code sideEffect}. */
+    private static <V> Map<String, V> closingOnRead(Map<String, V> map, Runnable sideEffect) {
+        return new java.util.AbstractMap<>() {
+            @Override
+            public java.util.Set<Entry<String, V>> entrySet() {
+                sideEffect.run();
+                return map.entrySet();
+            }
+
+            @Override
+            public int size() {
+                return map.size(); // not through entrySet(): the side effect belongs to the iteration
+            }
+        };
+    }
+
+    /** {@code set}, whose {@code iterator()} first runs {@code sideEffect}. */
+    private static java.util.Set<String> closingOnRead(java.util.Set<String> set, Runnable sideEffect) {
+        return new java.util.AbstractSet<>() {
+            @Override
+            public java.util.Iterator<String> iterator() {
+                sideEffect.run();
+                return set.iterator();
+            }
+
+            @Override
+            public int size() {
+                return set.size();
+            }
+        };
+    }
+
     /** Waits (no timing is asserted) for another thread to reach a state. */
     private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

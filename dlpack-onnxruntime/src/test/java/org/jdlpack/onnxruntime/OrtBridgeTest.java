@@ -248,13 +248,17 @@ class OrtBridgeTest {
             }
         }
         for (DLDataType dtype : List.of(DLDataType.COMPLEX64, new DLDataType(DLDataTypeCode.FLOAT8_E4M3FN, 8, 1),
-                new DLDataType(DLDataTypeCode.FLOAT, 32, 2))) {
+                new DLDataType(DLDataTypeCode.FLOAT, 32, 2), DLDataType.fromRaw((byte) 18, (byte) 32, (short) 1))) {
             try (OwnedHostTensor tensor = OwnedHostTensor.allocate(dtype, 3)) {
                 assertThatThrownBy(() -> ort.input(tensor)).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining(dtype.toString());
                 assertThatThrownBy(() -> ort.allocateOutput(dtype, 3)).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining(dtype.toString());
             }
+        }
+        try (OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.BCOMPLEX32, 3)) {
+            assertThatThrownBy(() -> ort.input(tensor)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("DLTensor.dtype is bcomplex32").hasMessageContaining("OnnxJavaType has no complex type");
         }
     }
 
