@@ -146,7 +146,8 @@ public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
             case BCOMPLEX -> "bcomplex" + bits;
             case BOOL -> bits == 8 ? "bool" : "bool" + bits;
             case OPAQUE_HANDLE -> "handle" + bits;
-            default -> code.name().toLowerCase(java.util.Locale.ROOT);
+            case FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN -> code.name().toLowerCase(java.util.Locale.ROOT);
         };
         return lanes == 1 ? base : base + "x" + lanes;
     }

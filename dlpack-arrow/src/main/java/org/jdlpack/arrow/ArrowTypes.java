@@ -63,7 +63,9 @@ final class ArrowTypes {
                 case 64 -> new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
                 default -> null;
             };
-            default -> null;
+            // No Arrow type has these bytes: converted (convertedType) or refused.
+            case OPAQUE_HANDLE, BFLOAT, COMPLEX, BCOMPLEX, BOOL, FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN -> null;
         });
     }
 
@@ -82,7 +84,8 @@ final class ArrowTypes {
             case BFLOAT, FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2,
                  FLOAT8_E5M2FNUZ, FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN -> FLOAT32;
             case INT, UINT -> dtype.bits() < 8 ? new ArrowType.Int(8, dtype.code() == DLDataTypeCode.INT) : null;
-            default -> null;
+            case FLOAT -> null; // 16, 32 and 64 bits have the same layout; no other width converts exactly
+            case OPAQUE_HANDLE, COMPLEX, BCOMPLEX -> null; // Arrow has no complex type, and a handle has no value
         });
     }
 

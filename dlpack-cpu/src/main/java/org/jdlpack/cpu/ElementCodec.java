@@ -145,7 +145,9 @@ final class ElementCodec {
             case INT -> signExtend(raw);
             case UINT, OPAQUE_HANDLE -> raw;
             case BOOL -> raw != 0 ? 1 : 0;
-            default -> throw new UnsupportedOperationException(dtype + " is not an integer type; use getDouble");
+            case FLOAT, BFLOAT, COMPLEX, BCOMPLEX, FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN ->
+                    throw new UnsupportedOperationException(dtype + " is not an integer type; use getDouble");
         };
     }
 
@@ -154,7 +156,9 @@ final class ElementCodec {
         return switch (dtype.code()) {
             case INT, UINT, OPAQUE_HANDLE -> value;
             case BOOL -> value != 0 ? 1 : 0;
-            default -> throw new UnsupportedOperationException(dtype + " is not an integer type; use setDouble");
+            case FLOAT, BFLOAT, COMPLEX, BCOMPLEX, FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN ->
+                    throw new UnsupportedOperationException(dtype + " is not an integer type; use setDouble");
         };
     }
 
@@ -171,7 +175,8 @@ final class ElementCodec {
             };
             case BFLOAT, BCOMPLEX -> Float.intBitsToFloat((int) raw << 16);
             case OPAQUE_HANDLE -> throw new UnsupportedOperationException("an opaque handle has no numeric value; use getLong");
-            default -> MinifloatFormat.of(dtype.code()).toFloat((int) raw);
+            case FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN -> MinifloatFormat.of(dtype.code()).toFloat((int) raw);
         };
     }
 
@@ -187,7 +192,8 @@ final class ElementCodec {
             };
             case BFLOAT, BCOMPLEX -> bfloat16(Float.floatToRawIntBits((float) value));
             case OPAQUE_HANDLE -> throw new UnsupportedOperationException("an opaque handle has no numeric value; use setLong");
-            default -> MinifloatFormat.of(dtype.code()).fromFloat((float) value);
+            case FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN, FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ,
+                 FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN -> MinifloatFormat.of(dtype.code()).fromFloat((float) value);
         };
     }
 

@@ -139,7 +139,8 @@ enum MinifloatFormat {
             case FLOAT6_E2M3FN -> FLOAT6_E2M3FN;
             case FLOAT6_E3M2FN -> FLOAT6_E3M2FN;
             case FLOAT4_E2M1FN -> FLOAT4_E2M1FN;
-            default -> throw new IllegalArgumentException(code + " is not a float8, float6 or float4 type code");
+            case INT, UINT, FLOAT, OPAQUE_HANDLE, BFLOAT, COMPLEX, BOOL, BCOMPLEX ->
+                    throw new IllegalArgumentException(code + " is not a float8, float6 or float4 type code");
         };
     }
 

@@ -35,7 +35,10 @@ final class OrtTypes {
             };
             case UINT -> dtype.bits() == 8 ? OnnxJavaType.UINT8 : null;
             case BOOL -> dtype.bits() == 8 ? OnnxJavaType.BOOL : null;
-            default -> null;
+            // ONNX Runtime Java has no type for these (whyNot says which ONNX Runtime itself has).
+            case OPAQUE_HANDLE, COMPLEX, BCOMPLEX, FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN,
+                 FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ, FLOAT8_E8M0FNU, FLOAT6_E2M3FN, FLOAT6_E3M2FN,
+                 FLOAT4_E2M1FN -> null;
         };
         return Optional.ofNullable(type);
     }
