@@ -274,7 +274,7 @@ class Torch2PeerTest {
     }
 
     @Test
-    void aReadOnlyJavaTensorReachesTorchWithTorchsWarningAndStaysUnwritten() {
+    void aReadOnlyJavaTensorReachesTorchWritableAndOnlyACopyKeepsItUnwritten() {
         try (OwnedHostTensor base = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3)) {
             TensorSpec spec = TensorSpec.builder(base.spec().data(), DLDataType.FLOAT32, 3).flags(DLTensorFlag.READ_ONLY.mask()).build();
             try (OwnedHostTensor readOnly = OwnedHostTensor.wrap(spec, () -> { })) {
@@ -287,7 +287,13 @@ class Torch2PeerTest {
                 assertThat(python.evalString("y.tolist()")).isEqualTo("[1.0, 2.0, 3.0]");
                 assertThat(Long.parseLong(python.evalString("y.data_ptr()"))).as("torch shares it (it has no read-only tensors)")
                         .isEqualTo(base.spec().data().address());
-                python.exec("y = None\ndel x, warned, seen\ngc.collect()");
+                // Torch ignores READ_ONLY: a write reaches the Java memory. What docs/python.md says to do instead: a copy.
+                python.exec("y[2] = 8.0");
+                assertThat(base.host().getFloat(2)).as("torch wrote through the read-only tensor").isEqualTo(8.0f);
+                python.exec("z = torch.from_dlpack(x, copy=True)\nz[0] = 9.0");
+                assertThat(Long.parseLong(python.evalString("z.data_ptr()"))).as("a copy").isNotEqualTo(base.spec().data().address());
+                assertThat(base.host().getFloat(0)).as("the Java memory, unwritten by the copy's write").isEqualTo(1.0f);
+                python.exec("y = z = None\ndel x, warned, seen\ngc.collect()");
                 assertThat(readOnly.references()).isEqualTo(1);
             }
         }
