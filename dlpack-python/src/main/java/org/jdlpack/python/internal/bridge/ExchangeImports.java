@@ -176,9 +176,16 @@ public final class ExchangeImports {
         Offer offer = offerOf(object);
         if (offer.function() != 0) {
             MemorySegment pointer = take(arena, MemorySegment.ofAddress(offer.function()), object);
-            MemorySegment fields = LibPython.memory(pointer, DTYPE_CODE + 1);
-            if (fields.get(JAVA_INT, DEVICE_TYPE) == DLDeviceType.CPU.code() && !(offer.viewBits()
-                    && TorchViewBits.valuesDifferFromMemory(arena, object, Byte.toUnsignedInt(fields.get(JAVA_BYTE, DTYPE_CODE))))) {
+            boolean usable;
+            try {
+                MemorySegment fields = LibPython.memory(pointer, DTYPE_CODE + 1);
+                usable = fields.get(JAVA_INT, DEVICE_TYPE) == DLDeviceType.CPU.code() && !(offer.viewBits()
+                        && TorchViewBits.valuesDifferFromMemory(arena, object, Byte.toUnsignedInt(fields.get(JAVA_BYTE, DTYPE_CODE))));
+            } catch (RuntimeException | Error e) {
+                ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer); // a failed downcall: the tensor is still given back
+                throw e;
+            }
+            if (usable) {
                 TAKEN.incrementAndGet();
                 return new Capsules.Taken(ManagedTensorKind.VERSIONED, pointer, offer.function() == ExchangeApi.FROM_PY_OBJECT_ADDRESS);
             }
