@@ -9,8 +9,8 @@ import org.jdlpack.python.internal.objects.PythonStrings;
 
 /**
  * Calling Python from Java: every call goes through the bootstrap's {@code _guard}, which turns a
- * raised exception into a returned traceback, so that a call either yields a new reference or
- * throws {@link PythonException} and never leaves a Python exception pending.
+ * raised exception into a returned traceback and "Type: message", so that a call either yields a
+ * new reference or throws {@link PythonException} and never leaves a Python exception pending.
  *
  * <p>Every method needs the GIL held and makes only downcalls. Thread safety: immutable.
  */
@@ -67,7 +67,7 @@ final class GuardedCalls {
                 LibPythonObjects.incRef(value);
                 return value;
             }
-            throw new PythonException(PythonStrings.utf8(value));
+            throw new PythonException(PythonStrings.utf8(value), PythonStrings.utf8(LibPythonObjects.tupleGetItem(result, 2)));
         } finally {
             LibPythonObjects.decRef(result);
         }

@@ -17,6 +17,7 @@ import org.jdlpack.python.internal.bridge.ExchangeImports;
 import org.jdlpack.python.internal.bridge.ForeignDeleterGuard;
 import org.jdlpack.python.internal.bridge.JavaTensorType;
 import org.jdlpack.python.internal.bridge.JavaTensors;
+import org.jdlpack.python.internal.bridge.TorchViewBits;
 import org.jdlpack.python.internal.capi.EmbeddedPython;
 import org.jdlpack.python.internal.capi.Gil;
 import org.jdlpack.python.internal.capi.LibPython;
@@ -143,6 +144,7 @@ final class Interpreter {
                 GuardedCalls.class, PythonValues.class, CallArguments.class, PythonException.class,
                 // the tensor bridges
                 JavaTensors.class, JavaTensorType.class, DLPackArguments.class, ExchangeApi.class, ExchangeImports.class,
+                ExchangeImports.Offer.class, TorchViewBits.class,
                 Capsules.class, ForeignDeleterGuard.class, ExportRequest.class, CpuSource.class}) {
             try {
                 lookup.ensureInitialized(type);

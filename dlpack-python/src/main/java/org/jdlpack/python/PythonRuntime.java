@@ -393,7 +393,8 @@ public final class PythonRuntime {
                 }
             });
         } catch (PythonError producerFailed) {
-            throw new PythonException(producerFailed.getMessage()); // a producer's exchange API raised
+            // a producer's exchange API raised
+            throw new PythonException(producerFailed.getMessage(), producerFailed.exception());
         }
         // Without the GIL: a deleter called on a failed import takes the GIL itself, and the guard
         // writes a concurrent map.

@@ -59,6 +59,7 @@ final class PythonValues {
 
     private static PythonException raised(String conversion, MemorySegment object) {
         String error = PythonErrors.pendingLine(); // first: the type's name is asked of Python with no exception set
-        return new PythonException("PythonObject." + conversion + " of a Python " + PythonStrings.typeName(object) + " failed:\n" + error);
+        return new PythonException("PythonObject." + conversion + " of a Python " + PythonStrings.typeName(object) + " failed:\n" + error,
+                error);
     }
 }

@@ -6,12 +6,23 @@ import sys, traceback
 _main = sys.modules['__main__'].__dict__
 
 def _guard(f, *args):
-    # Every call from Java comes through here, so that Java sees (ok, value) or
-    # (False, traceback) and never a pending exception.
+    # Every call from Java comes through here, so that Java sees (True, value) or
+    # (False, traceback, "Type: message") and never a pending exception.
     try:
         return (True, f(*args))
+    except BaseException as e:
+        return (False, traceback.format_exc(), _exception_line(e))
+
+def _exception_line(e):
+    # The exception as a traceback's last part names it: the type (with its module unless builtins
+    # or __main__), then str(e), which may run over several lines (PyTorch appends its C++ backtrace).
+    t = type(e)
+    name = t.__qualname__ if t.__module__ in ('builtins', '__main__') else t.__module__ + '.' + t.__qualname__
+    try:
+        message = str(e)
     except BaseException:
-        return (False, traceback.format_exc())
+        message = '<exception str() failed>'
+    return name + ': ' + message if message else name
 
 def _exec(src):
     exec(src, _main)
@@ -30,11 +41,26 @@ def _capsule_of(obj):
         return obj
     if getattr(type(obj), '__dlpack__', None) is None:
         raise TypeError(type(obj).__module__ + '.' + type(obj).__qualname__ + ' has no __dlpack__')
+    torch = sys.modules.get('torch')
+    if torch is not None and isinstance(obj, torch.Tensor):
+        _refuse_torch_view_bits(obj)
     try:
         return obj.__dlpack__(max_version=(1, 3))
     except TypeError:
         # A producer older than DLPack 1.0 does not take max_version: the array API's fallback.
         return obj.__dlpack__()
+
+def _refuse_torch_view_bits(t):
+    # A torch view may keep a conjugation or a negation in a bit instead of its memory; DLPack
+    # carries memory only, so the tensor would arrive with other values than torch shows. Torch's
+    # __dlpack__ refuses the conjugate bit and passes the negative bit. Imports through torch's
+    # exchange API come here too when either bit is set (TorchViewBits.java).
+    if t.is_conj():
+        raise BufferError("a torch tensor with the conjugate bit set (a conj() view) holds the conjugates of the values "
+                          "torch shows; DLPack carries memory only: call resolve_conj() (a copy) before importing it")
+    if t.is_neg():
+        raise BufferError("a torch tensor with the negative bit set (such as conj().imag) holds the negations of the values "
+                          "torch shows; DLPack carries memory only: call resolve_neg() (a copy) before importing it")
 
 _NOT_COPIED = ('a JavaTensor stands for a Java tensor and cannot be %s: pass the object itself; '
                'np.from_dlpack(x) shares its memory, np.from_dlpack(x).copy() copies it')

@@ -191,21 +191,25 @@ class Torch2PeerTest {
     }
 
     @Test
-    void whatTorchsDunderDlpackRefusesItsExchangeApiExportsAsItIs() {
+    void whatTorchsDunderDlpackRefusesItsExchangeApiExportsAsItIsButAConjugatedViewIsRefused() {
         // __dlpack__ refuses a tensor that requires grad and one with the conjugate bit set; torch's exchange API
-        // (what importTensor takes) checks neither: the first arrives with its values, the second with the memory's
-        // values, which are the conjugate of what torch shows (torch keeps the sign in a bit DLPack cannot carry).
+        // (what importTensor takes) checks neither. The first arrives with its values; the second would arrive with
+        // the memory's values, the conjugates of what torch shows (torch keeps the sign in a bit DLPack cannot
+        // carry), so importTensor refuses it (TorchExchangeApiPeerTest has each bit).
         python.exec("g = torch.tensor([1.5, 2.5], requires_grad=True)\nc = torch.tensor([1+2j, 3-4j]).conj()");
         assertThat(outcome(python, "g.__dlpack__(max_version=(1, 3))")).isEqualTo("BufferError: Can't export tensors that require gradient, use tensor.detach()");
         assertThat(outcome(python, "c.__dlpack__(max_version=(1, 3))")).isEqualTo("BufferError: Can't export tensors with the conjugate bit set");
         try (PythonObject g = python.get("g"); ImportedTensor imported = python.importTensor(g)) {
             assertThat(HostTensorView.of(imported).getDouble(1)).isEqualTo(2.5);
         }
+        try (PythonObject c = python.get("c")) {
+            assertThatThrownBy(() -> python.importTensor(c).close()).isInstanceOf(PythonException.class)
+                    .satisfies(e -> assertThat(((PythonException) e).lastLine()).contains("conjugate bit set").contains("resolve_conj()"));
+        }
+        python.exec("c = c.resolve_conj()");
         try (PythonObject c = python.get("c"); ImportedTensor imported = python.importTensor(c)) {
             HostTensorView host = HostTensorView.of(imported);
-            String seen = host.getDouble(0) + (host.getImaginary(0, 0) < 0 ? "" : "+") + host.getImaginary(0, 0) + "j";
-            System.out.println("torch.tensor([1+2j]).conj() (torch shows " + python.evalString("c[0].item()") + ") through the exchange API: " + seen);
-            assertThat(seen).as("the memory's value, not torch's").isEqualTo("1.0+2.0j");
+            assertThat(new double[] {host.getDouble(0), host.getImaginary(0, 0)}).as("torch's 1-2j").containsExactly(1.0, -2.0);
         }
         python.exec("del g, c");
     }
@@ -270,7 +274,7 @@ class Torch2PeerTest {
     }
 
     @Test
-    void aReadOnlyJavaTensorReachesTorchWithTorchsWarningAndStaysUnwritten() {
+    void aReadOnlyJavaTensorReachesTorchWritableAndOnlyACopyKeepsItUnwritten() {
         try (OwnedHostTensor base = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3)) {
             TensorSpec spec = TensorSpec.builder(base.spec().data(), DLDataType.FLOAT32, 3).flags(DLTensorFlag.READ_ONLY.mask()).build();
             try (OwnedHostTensor readOnly = OwnedHostTensor.wrap(spec, () -> { })) {
@@ -283,7 +287,13 @@ class Torch2PeerTest {
                 assertThat(python.evalString("y.tolist()")).isEqualTo("[1.0, 2.0, 3.0]");
                 assertThat(Long.parseLong(python.evalString("y.data_ptr()"))).as("torch shares it (it has no read-only tensors)")
                         .isEqualTo(base.spec().data().address());
-                python.exec("y = None\ndel x, warned, seen\ngc.collect()");
+                // Torch ignores READ_ONLY: a write reaches the Java memory. What docs/python.md says to do instead: a copy.
+                python.exec("y[2] = 8.0");
+                assertThat(base.host().getFloat(2)).as("torch wrote through the read-only tensor").isEqualTo(8.0f);
+                python.exec("z = torch.from_dlpack(x, copy=True)\nz[0] = 9.0");
+                assertThat(Long.parseLong(python.evalString("z.data_ptr()"))).as("a copy").isNotEqualTo(base.spec().data().address());
+                assertThat(base.host().getFloat(0)).as("the Java memory, unwritten by the copy's write").isEqualTo(1.0f);
+                python.exec("y = z = None\ndel x, warned, seen\ngc.collect()");
                 assertThat(readOnly.references()).isEqualTo(1);
             }
         }

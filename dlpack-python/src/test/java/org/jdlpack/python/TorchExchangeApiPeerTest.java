@@ -1,10 +1,12 @@
 package org.jdlpack.python;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 
 import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
@@ -87,6 +89,108 @@ class TorchExchangeApiPeerTest {
         // No __dlpack__ or __dlpack_device__ call (only the runtime's own exec and setprofile): the table's C function exported.
         assertThat(python.evalString("[c for c in calls if 'dlpack' in c]")).isEqualTo("[]");
         python.exec("del calls, count");
+    }
+
+    /** Torch views whose values are not their memory's, and the bit that says so. */
+    static final String[][] VALUE_CHANGING_VIEWS = {
+        {"torch.tensor([1+2j, 3-4j]).conj()", "conj"},                             // the conjugate bit
+        {"torch.tensor([1+2j, 3-4j], dtype=torch.complex32).conj()", "conj"},
+        {"torch.tensor([1+2j, 3-4j]).conj().imag", "neg"},                         // the negative bit: float32
+        {"torch.tensor([1+2j, 3-4j], dtype=torch.complex128).conj().imag[1:]", "neg"},
+        {"torch._neg_view(torch.tensor([1+2j]))", "neg"},                          // a complex one, not conjugated
+        {"torch._neg_view(torch.arange(3))", "neg"},                               // int64
+        {"torch.nn.Parameter(torch.tensor([1+2j]), requires_grad=False).conj()", "conj"}, // a subclass of torch.Tensor
+    };
+
+    @Test
+    void importTensorRefusesATorchViewWhoseValuesAreNotItsMemorysAsDunderDlpackRefusesTheConjugateBit() {
+        // Before: the conjugate arrived through torch's table as the memory's 1+2j where torch shows 1-2j, silently.
+        // A subclass whose type hides torch's table goes through __dlpack__: the same refusal (torch's own passes the negative bit).
+        python.exec("class NoTable(torch.Tensor):\n    __dlpack_c_exchange_api__ = None");
+        for (String[] view : VALUE_CHANGING_VIEWS) {
+            for (String expression : new String[] {view[0], "(" + view[0] + ").as_subclass(NoTable)"}) {
+                python.exec("t = " + expression);
+                assertThat(python.evalString("'conj' if t.is_conj() else 'neg' if t.is_neg() else '-'")).as(expression).isEqualTo(view[1]);
+                String fix = view[1].equals("conj") ? "call resolve_conj() (a copy)" : "call resolve_neg() (a copy)";
+                long[] before = PythonPeers.exchangeImports();
+                try (PythonObject t = python.get("t")) {
+                    assertThatThrownBy(() -> python.importTensor(t).close()).as(expression).isInstanceOf(PythonException.class)
+                            .satisfies(e -> assertThat(((PythonException) e).lastLine()).as(expression)
+                                    .startsWith("BufferError: a torch tensor with the " + (view[1].equals("conj") ? "conjugate" : "negative") + " bit set")
+                                    .contains(fix));
+                }
+                assertThat(PythonPeers.exchangeImports()[0] - before[0]).as(expression + ": not taken").isZero();
+                assertThat(PythonPeers.pendingForeignTensors()).as(expression + ": what torch's table made was given back").isZero();
+            }
+        }
+        python.exec("del NoTable");
+    }
+
+    @Test
+    void aTorchZeroTensorWhoseMemoryTorchNeverWroteIsRefusedForItsNullData() {
+        // torch's third value flag: a ZeroTensor shows zeros and has no memory (data NULL), which the import refuses.
+        python.exec("t = torch._efficientzerotensor(3)");
+        assertThat(python.evalString("(t._is_zerotensor(), t.data_ptr())")).isEqualTo("(True, 0)");
+        try (PythonObject t = python.get("t")) {
+            assertThatThrownBy(() -> python.importTensor(t).close()).isInstanceOf(InvalidTensorException.class)
+                    .hasMessageContaining("NULL");
+        }
+        assertThat(PythonPeers.pendingForeignTensors()).as("torch's deleter ran").isZero();
+    }
+
+    @Test
+    void aResolvedTorchViewArrivesWithTheValuesTorchShows() {
+        // The fixes the refusals name, and torch.conj_physical (a conjugate written to memory): torch's values, through the table.
+        String[][] cases = {
+            {"torch.tensor([1+2j, 3-4j]).conj().resolve_conj()", "1.0", "-2.0"},
+            {"torch.conj_physical(torch.tensor([1+2j, 3-4j]))", "1.0", "-2.0"},
+            {"torch.tensor([1+2j, 3-4j]).conj().imag.resolve_neg()", "-2.0", null},
+            {"torch.tensor([1+2j, 3-4j]).conj().resolve_conj().imag", "-2.0", null},
+            {"torch._efficientzerotensor(3).clone()", "0.0", null},
+            {"torch.tensor([1+2j, 3-4j]).imag", "2.0", null},                       // not conjugated: no bit, no call but is_neg()
+        };
+        for (String[] c : cases) {
+            python.exec("t = " + c[0]);
+            long[] before = PythonPeers.exchangeImports();
+            try (PythonObject t = python.get("t"); ImportedTensor imported = python.importTensor(t)) {
+                assertThat(PythonPeers.exchangeImports()[0] - before[0]).as(c[0] + ": through the exchange API").isEqualTo(1);
+                HostTensorView host = HostTensorView.of(imported);
+                assertThat(String.valueOf(host.getDouble(0))).as(c[0]).isEqualTo(c[1]);
+                if (c[2] != null) {
+                    assertThat(String.valueOf(host.getImaginary(0, 0))).as(c[0] + ", imaginary part").isEqualTo(c[2]);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aRefusedTorchConversionsLastLineIsTheExceptionNotTorchsCppBacktrace() {
+        // Torch's table raises RuntimeError for these, whose message carries torch's C++ backtrace on the lines after it.
+        String[] refused = {
+            "torch.quantize_per_tensor(torch.tensor([1.0]), 0.1, 0, torch.qint8)",
+            "torch.empty(2, device='meta')",
+            "torch.tensor([[1.0, 0.0]]).to_sparse()",
+            "torch.tensor([[1.0, 0.0]]).to_sparse_csr()",
+            "torch.nested.nested_tensor([torch.tensor([1.0]), torch.tensor([1.0, 2.0])])",
+        };
+        python.exec("import warnings\nwarnings.simplefilter('ignore')");
+        for (String tensor : refused) {
+            python.exec("t = " + tensor);
+            try (PythonObject t = python.get("t")) {
+                assertThatThrownBy(() -> python.importTensor(t).close()).as(tensor).isInstanceOf(PythonException.class)
+                        .satisfies(e -> {
+                            PythonException failure = (PythonException) e;
+                            System.out.println(tensor + " -> " + failure.lastLine());
+                            assertThat(failure.lastLine()).as(tensor).matches("(RuntimeError|BufferError|TypeError): \\S.*")
+                                    .doesNotContain("frame #").doesNotContain("\n");
+                            assertThat(failure.getMessage()).as("the whole message stays").contains(failure.lastLine());
+                        });
+            }
+            // The same through Python code jdlpack runs (a traceback): its last line is the exception too.
+            assertThat(Torch2PeerTest.outcome(python, "t.__dlpack__()")).as(tensor).matches("(RuntimeError|BufferError|TypeError): \\S.*")
+                    .doesNotContain("frame #");
+        }
+        python.exec("warnings.resetwarnings()");
     }
 
     @Test

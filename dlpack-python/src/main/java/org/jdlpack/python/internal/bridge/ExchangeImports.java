@@ -1,6 +1,7 @@
 package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.Arena;
@@ -30,6 +31,9 @@ import org.jdlpack.python.internal.objects.PythonErrors;
  * each slot is checked, never trusted. A table pointer that is not NULL but points at garbage
  * cannot be checked: that is the producer's contract, as the header says.
  *
+ * <p>A torch tensor whose values are not its memory's (a conjugated or negated view:
+ * {@link TorchViewBits}) is given back and imported through {@code __dlpack__}, which refuses it.
+ *
  * <p>The answer is remembered per type for the life of the process, as the header allows: up to
  * {@value #CACHE_SIZE} types, each kept alive (one reference) so that its address cannot be reused
  * by another type; types beyond that are looked up on every import. The system property
@@ -54,12 +58,14 @@ public final class ExchangeImports {
     private static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty(PROPERTY));
     /** {@code DLManagedTensorVersioned.dl_tensor.device.device_type}. */
     private static final long DEVICE_TYPE = ManagedTensorKind.VERSIONED.dlTensorOffset() + 8;
+    /** {@code DLManagedTensorVersioned.dl_tensor.dtype.code}, a {@code uint8_t}. */
+    private static final long DTYPE_CODE = ManagedTensorKind.VERSIONED.dlTensorOffset() + 20;
     private static final MemorySegment CAPSULE_NAME = Arena.global().allocateFrom(DLPackExchangeAPILayout.CAPSULE_NAME);
     private static final MemorySegment ATTRIBUTE = Arena.global().allocateFrom(DLPackExchangeAPILayout.ATTRIBUTE);
 
-    /** Types seen and their {@code managed_tensor_from_py_object_no_sync} (0: none); replaced whole. */
+    /** Types seen and what each offers; replaced whole. */
     private static volatile long[] types = new long[0];
-    private static volatile long[] functions = new long[0];
+    private static volatile Offer[] offers = new Offer[0];
 
     private ExchangeImports() {
     }
@@ -70,38 +76,44 @@ public final class ExchangeImports {
     }
 
     /**
-     * {@return the {@code managed_tensor_from_py_object_no_sync} of {@code object}'s type, or NULL
-     * when the type offers no usable table} Leaves no exception set.
+     * What a type offers: its table's {@code managed_tensor_from_py_object_no_sync}, and whether its
+     * objects may carry torch's view bits ({@link TorchViewBits#recognises}).
      */
-    static MemorySegment fromPyObjectOf(MemorySegment object) {
+    public record Offer(long function, boolean viewBits) {
+        static final Offer NONE = new Offer(0, false);
+    }
+
+    /** {@return what {@code object}'s type offers, {@link Offer#NONE} if no usable table} Leaves no exception set. */
+    static Offer offerOf(MemorySegment object) {
         if (!ENABLED) {
-            return MemorySegment.NULL;
+            return Offer.NONE;
         }
         MemorySegment type = LibPythonObjects.objectType(object);
         if (type.address() == 0) {
             LibPythonErrors.errClear();
-            return MemorySegment.NULL;
+            return Offer.NONE;
         }
         long[] seen = types;
         for (int i = 0; i < seen.length; i++) {
             if (seen[i] == type.address()) {
                 LibPythonObjects.decRef(type);
-                return MemorySegment.ofAddress(functions[i]);
+                return offers[i];
             }
         }
         long function = lookUp(type);
+        Offer offer = function == 0 ? Offer.NONE : new Offer(function, TorchViewBits.recognises(type));
         if (seen.length < CACHE_SIZE) {
             // The reference from PyObject_Type stays with the cache: the type lives for the process.
-            long[] moreFunctions = Arrays.copyOf(functions, seen.length + 1);
+            Offer[] moreOffers = Arrays.copyOf(offers, seen.length + 1);
             long[] moreTypes = Arrays.copyOf(seen, seen.length + 1);
-            moreFunctions[seen.length] = function;
+            moreOffers[seen.length] = offer;
             moreTypes[seen.length] = type.address();
-            functions = moreFunctions; // written before the types, read after them
+            offers = moreOffers; // written before the types, read after them
             types = moreTypes;
         } else {
             LibPythonObjects.decRef(type);
         }
-        return MemorySegment.ofAddress(function);
+        return offer;
     }
 
     /** {@return the usable {@code managed_tensor_from_py_object_no_sync} of a type's table, or 0} */
@@ -151,7 +163,9 @@ public final class ExchangeImports {
      * or NULL to import it through {@code __dlpack__}} A tensor on another device is given back
      * (its deleter called) and imported through {@code __dlpack__}: the exchange API does not
      * synchronise streams, and this module has no device runtime to do it with, while
-     * {@code __dlpack__(stream=None)} makes the producer order its work before the consumer's.
+     * {@code __dlpack__(stream=None)} makes the producer order its work before the consumer's. A
+     * torch view whose values are not its memory's ({@link TorchViewBits}) is given back too:
+     * {@code __dlpack__} refuses it.
      *
      * <p>A tensor from this module's own type (a Java tensor) has jdlpack's deleter, which needs
      * no Python: it is marked so, and is not guarded against a finalized interpreter.
@@ -159,12 +173,21 @@ public final class ExchangeImports {
      * @throws PythonError with the producer's Python exception, if it failed
      */
     public static Capsules.Taken tryTake(Arena arena, MemorySegment object) {
-        MemorySegment function = fromPyObjectOf(object);
-        if (function.address() != 0) {
-            MemorySegment pointer = take(arena, function, object);
-            if (LibPython.memory(pointer, DEVICE_TYPE + 4).get(JAVA_INT, DEVICE_TYPE) == DLDeviceType.CPU.code()) {
+        Offer offer = offerOf(object);
+        if (offer.function() != 0) {
+            MemorySegment pointer = take(arena, MemorySegment.ofAddress(offer.function()), object);
+            boolean usable;
+            try {
+                MemorySegment fields = LibPython.memory(pointer, DTYPE_CODE + 1);
+                usable = fields.get(JAVA_INT, DEVICE_TYPE) == DLDeviceType.CPU.code() && !(offer.viewBits()
+                        && TorchViewBits.valuesDifferFromMemory(arena, object, Byte.toUnsignedInt(fields.get(JAVA_BYTE, DTYPE_CODE))));
+            } catch (RuntimeException | Error e) {
+                ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer); // a failed downcall: the tensor is still given back
+                throw e;
+            }
+            if (usable) {
                 TAKEN.incrementAndGet();
-                return new Capsules.Taken(ManagedTensorKind.VERSIONED, pointer, function.address() == ExchangeApi.FROM_PY_OBJECT_ADDRESS);
+                return new Capsules.Taken(ManagedTensorKind.VERSIONED, pointer, offer.function() == ExchangeApi.FROM_PY_OBJECT_ADDRESS);
             }
             ImportedTensor.discard(ManagedTensorKind.VERSIONED, pointer); // no object, no lock: the producer's deleter
         }

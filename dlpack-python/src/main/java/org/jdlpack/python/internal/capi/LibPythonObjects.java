@@ -52,6 +52,9 @@ public final class LibPythonObjects {
     private static final MethodHandle OBJECT_GET_ATTR_STRING = LibPython.bind("PyObject_GetAttrString",
             FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle OBJECT_CALL_OBJECT = LibPython.bind("PyObject_CallObject", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle OBJECT_HAS_ATTR_STRING = LibPython.bind("PyObject_HasAttrString", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle VECTORCALL_METHOD = LibPython.bind("PyObject_VectorcallMethod",
+            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle TUPLE_NEW = LibPython.bind("PyTuple_New", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
     private static final MethodHandle TUPLE_SET_ITEM = LibPython.bind("PyTuple_SetItem", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle TUPLE_GET_ITEM = LibPython.bind("PyTuple_GetItem", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
@@ -230,6 +233,28 @@ public final class LibPythonObjects {
     public static MemorySegment objectGetAttrString(MemorySegment object, MemorySegment name) {
         try {
             return (MemorySegment) OBJECT_GET_ATTR_STRING.invokeExact(object, name);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return 1 if {@code object} has the attribute (a C string), else 0; never leaves an exception set} */
+    public static int objectHasAttrString(MemorySegment object, MemorySegment name) {
+        try {
+            return (int) OBJECT_HAS_ATTR_STRING.invokeExact(object, name);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code PyObject_VectorcallMethod(name, args, nargsf, kwnames)}: calls the method {@code name}
+     * (a {@code str}) of {@code args[0]} with the rest of {@code args}; {@return a new reference to
+     * the result, or NULL with an exception set}
+     */
+    public static MemorySegment vectorcallMethod(MemorySegment name, MemorySegment arguments, long nargsf, MemorySegment keywordNames) {
+        try {
+            return (MemorySegment) VECTORCALL_METHOD.invokeExact(name, arguments, nargsf, keywordNames);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -38,7 +38,8 @@ public final class PythonErrors {
      * {@code BufferError: the Java tensor behind this object was released}.
      */
     public static PythonError pending(String what) {
-        return new PythonError(what + ":\n" + pendingLine());
+        String exception = pendingLine();
+        return new PythonError(what + ":\n" + exception, exception);
     }
 
     /** {@return the pending exception as "Type: message", the indicator cleared} Calls Python only once it is clear. */
