@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
@@ -65,9 +66,14 @@ public final class OwnedHostTensor implements AutoCloseable {
     private final boolean wrapped;
 
     private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped) {
+        this(spec, owner, wrapped, null);
+    }
+
+    /** {@code scopeRaw}: scopes the raw segments {@link HostTensorView#segment()} hands out, where the memory's own scope outlives it. */
+    private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped, UnaryOperator<MemorySegment> scopeRaw) {
         this.spec = spec;
         this.owner = owner;
-        this.host = HostTensorView.of(spec, owner);
+        this.host = HostTensorView.of(spec, new HostTensorView.Lifetime(owner, this, scopeRaw));
         this.wrapped = wrapped;
     }
 
@@ -127,13 +133,13 @@ public final class OwnedHostTensor implements AutoCloseable {
         if (!spec.device().isHostAccessible()) {
             throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
-        return over(spec, release, true);
+        return over(spec, release, true, null);
     }
 
     /** A tensor over {@code spec}'s memory, which {@code release} frees; {@code wrapped}: whether something else may free it first. */
-    private static OwnedHostTensor over(TensorSpec spec, Runnable release, boolean wrapped) {
+    private static OwnedHostTensor over(TensorSpec spec, Runnable release, boolean wrapped, UnaryOperator<MemorySegment> scopeRaw) {
         return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
-                wrapped);
+                wrapped, scopeRaw);
     }
 
     /**
@@ -142,9 +148,12 @@ public final class OwnedHostTensor implements AutoCloseable {
      * tensor's own, as {@link #allocate}'s does, because nothing else can free it while this
      * tensor or an export of it holds a reference. So consumers that must otherwise hold a wrapped
      * segment's scope for each use (dlpack-onnxruntime's runs) need not: the reference suffices.
+     * {@code scopeRaw} gives the raw segments of {@link #host()} a scope that ends at the release,
+     * where {@code data}'s own outlives it (a pooled block), or is null.
      */
-    static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
-        return over(TensorSpec.of(data, dtype, shape), release, false);
+    static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release,
+                                                      UnaryOperator<MemorySegment> scopeRaw) {
+        return over(TensorSpec.of(data, dtype, shape), release, false, scopeRaw);
     }
 
     /**
@@ -254,11 +263,13 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @throws IllegalStateException     if this tensor was closed
      */
     public OwnedHostTensor rows(long from, long to) {
-        TensorLayout rows = host.rows(from, to).layout();
-        TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
+        // First the reference (a closed tensor says so), then the slice (a bad range closes it again).
         ExportedTensor hold = owner.export(spec); // this tensor's memory, for as long as the slice or its exports live
         try {
-            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close), wrapped); // a slice of wrapped memory is wrapped memory too
+            TensorLayout rows = host.rows(from, to).layout();
+            TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
+            // A slice of wrapped memory is wrapped memory too; a pooled block's raw segments keep its scoping.
+            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close), wrapped, host.scopeRaw());
         } catch (RuntimeException | Error e) {
             hold.close();
             throw e;

@@ -282,6 +282,52 @@ class HostTensorViewTest {
     }
 
     @Test
+    void streamingAConfinedImportFromAnotherThreadSaysWhatToDo() throws InterruptedException {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            HostTensorView view = HostTensorView.of(tensor);
+            Throwable[] thrown = new Throwable[3];
+            Thread other = Thread.ofVirtual().start(() -> {
+                try {
+                    TensorStreams.write(view, new java.io.ByteArrayOutputStream(), new byte[8]);
+                } catch (Throwable t) {
+                    thrown[0] = t;
+                }
+                try {
+                    TensorStreams.readFully(new java.io.ByteArrayInputStream(new byte[16]), view, new byte[8]);
+                } catch (Throwable t) {
+                    thrown[1] = t;
+                }
+                try {
+                    view.setFloat(0, 1f);
+                } catch (Throwable t) {
+                    thrown[2] = t;
+                }
+            });
+            other.join();
+            // Before: the FFM runtime's bare "Attempted access outside owning thread" from the streams.
+            for (Throwable t : thrown) {
+                assertThat(t).isInstanceOf(WrongThreadException.class).hasMessageContaining("ImportLifetime.SHARED")
+                        .hasMessageContaining("ImportedTensor[");
+            }
+        }
+    }
+
+    @Test
+    void anAccessAfterTheImportIsClosedNamesTheTensor() {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4));
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
+        HostTensorView view = HostTensorView.of(tensor);
+        tensor.close();
+        assertThatThrownBy(() -> view.getFloat(0)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("was released").hasMessageContaining("ImportedTensor[");
+        assertThatThrownBy(() -> TensorStreams.write(view, new java.io.ByteArrayOutputStream(), new byte[8]))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("ImportedTensor[");
+    }
+
+    @Test
     void multiDimensionalIndicesReadAndWriteTheElementTheyName() {
         try (Arena arena = Arena.ofConfined()) {
             HostTensorView matrix = HostTensorView.of(arena.allocate(JAVA_FLOAT, 6), DLDataType.FLOAT32, 2, 3);
