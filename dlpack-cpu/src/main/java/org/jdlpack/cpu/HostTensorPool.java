@@ -36,13 +36,25 @@ import org.jdlpack.abi.plumbing.NativeAccess;
  * holds whatever its block's last user left; overwrite it, or fill it
  * ({@code tensor.host().segment().fill((byte) 0)}). The pool keeps at most {@code cachedBytes}
  * of blocks, taken or free; a take that would need more gets a block of its own in a shared arena
- * of its own, freed when its tensor is released (the handshake the pool otherwise avoids).
+ * of its own, freed when its tensor is released (the handshake the pool otherwise avoids). A take
+ * whose allocation fails (an {@link OutOfMemoryError}) leaves the pool as it was.
  *
  * <h2>After a release</h2>
- * A released block is someone else's next: a {@link HostTensorView} or {@link MemorySegment}
- * taken from a tensor stays readable after the tensor's release (the pool's arena is alive) and
- * then reads, or writes, the next taker's data. Use a tensor's views only while it is open; an
- * export, not a view, is what keeps a block for a consumer.
+ * A released block is someone else's next, so nothing of a tensor reaches it after the tensor's
+ * release: every access through its {@link OwnedHostTensor#host() view} (and the views'
+ * {@link HostTensorView#rows rows}, copies and {@link TensorStreams}) throws
+ * {@link IllegalStateException} naming the tensor, as for any released tensor; a
+ * {@link MemorySegment} from {@link HostTensorView#segment()} is inaccessible from the release on.
+ * The views check the tensor's reference count on each access (one volatile read; the block's own
+ * segment stays mapped, in the pool's arena). Raw segments get a scope of their own: the first
+ * {@code segment()} of a tensor gives it a shared arena whose close, at the release, costs that
+ * release a JVM-wide handshake; take raw segments of long-lived tensors, and let per-request ones
+ * go through the views, copies, streams and exports, which need none. (A shared arena per take
+ * would cost every release that handshake, and a confined one could not be exported or released
+ * on another thread; benchmarks/notes.md, "Views of released pooled tensors", has the figures.)
+ * An access that races the release on another thread may still complete, as a read racing any
+ * write does; {@link OwnedHostTensor#spec()}'s data segment is the block itself, for exporting,
+ * and is not checked. An export, not a view, is what keeps a block for a consumer.
  *
  * <h2>Closing</h2>
  * {@link #close()} stops takes at once; the arena, and every block with it, is freed when the last

@@ -21,8 +21,15 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  *
  * <p>A host tensor is a view: it does not own its memory. It is backed by a {@link MemorySegment}
  * bounded to exactly the bytes its shape, strides and dtype reach, and it lives as long as that
- * segment's scope: after an {@link ImportedTensor} is closed, or a {@link OwnedHostTensor}'s memory is
- * released, every access throws {@link IllegalStateException} instead of touching freed memory.
+ * memory: after an {@link ImportedTensor} is closed or moved, or an {@link OwnedHostTensor}'s memory
+ * is released (allocated, wrapped or {@link HostTensorPool pooled}: a pooled block stays mapped for
+ * its next taker), every access throws {@link IllegalStateException} naming the tensor, instead of
+ * touching freed memory or someone else's data; an access from a thread the memory is confined to
+ * none of throws {@link WrongThreadException} saying what to do. An import's segment and an
+ * allocated tensor's arena end with the memory; a view of an {@code OwnedHostTensor} also checks
+ * the tensor's reference count on each access (one volatile read), because a pooled block's
+ * segment outlives the tensor. An access racing the release on another thread may still complete,
+ * as a read racing any write does: close a tensor only when its users are done.
  *
  * {@snippet :
  * try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, pointer)) {

@@ -37,7 +37,12 @@ import org.jdlpack.cpu.internal.WrappedMemory;
  * when leak tracking is on ({@code -Dorg.jdlpack.leakTracking=true}). Until its memory is
  * released it counts in {@link org.jdlpack.abi.DLPackStats#liveExportOwners()}. A
  * {@link #host()} view keeps the tensor reachable; a {@link MemorySegment} taken from it or from
- * {@link #spec()} does not: keep the tensor or its view while you use one.
+ * {@link #spec()} does not: keep the tensor or its view while you use one. After the release the
+ * view refuses every access, whatever kind of memory it is ({@link HostTensorView}); so does a
+ * segment from {@link HostTensorView#segment()}, except a {@link #wrap wrapped} tensor's, which is
+ * the caller's. {@link #spec()}'s data segment is what exports point at: for a
+ * {@link HostTensorPool} tensor it is the pool's block, which outlives the tensor; read and write
+ * through {@link #host()}.
  *
  * {@snippet :
  * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
@@ -276,7 +281,11 @@ public final class OwnedHostTensor implements AutoCloseable {
         }
     }
 
-    /** {@return the spec: the memory and layout this tensor exports} */
+    /**
+     * {@return the spec: the memory and layout this tensor exports} Its data segment is the memory
+     * exports point at, unchecked: a pooled tensor's is the pool's block, which stays accessible
+     * after the release and is then the next taker's; read and write through {@link #host()}.
+     */
     public TensorSpec spec() {
         return spec;
     }

@@ -314,6 +314,25 @@ class HostTensorViewTest {
         }
     }
 
+    /** A caller's confined arena is not an import: the message says what fits it. */
+    @Test
+    void readingACallersConfinedSegmentFromAnotherThreadSaysWhatToDo() throws InterruptedException {
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensorView view = HostTensorView.of(arena.allocate(16), DLDataType.FLOAT32, 4);
+            Throwable[] thrown = new Throwable[1];
+            Thread other = Thread.ofVirtual().start(() -> {
+                try {
+                    view.copyTo(new float[4]);
+                } catch (Throwable t) {
+                    thrown[0] = t;
+                }
+            });
+            other.join();
+            assertThat(thrown[0]).isInstanceOf(WrongThreadException.class).hasMessageContaining("HostTensorView (float32")
+                    .hasMessageContaining("shared arena");
+        }
+    }
+
     @Test
     void anAccessAfterTheImportIsClosedNamesTheTensor() {
         CPeer peer = CPeer.get();
