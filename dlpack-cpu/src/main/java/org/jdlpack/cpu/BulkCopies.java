@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.TensorLayout;
 
 /**
@@ -21,8 +22,8 @@ import org.jdlpack.abi.TensorLayout;
  */
 abstract sealed class BulkCopies extends ElementAccess permits HostTensorView {
 
-    BulkCopies(MemorySegment segment, TensorLayout layout, long origin) {
-        super(segment, layout, origin);
+    BulkCopies(MemorySegment segment, TensorLayout layout, long origin, ExportOwner owner, Object source) {
+        super(segment, layout, origin, owner, source);
     }
 
     // ----- bulk copies -----

@@ -7,6 +7,8 @@ import java.util.Objects;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOwner;
+import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorLayout;
 
 /**
@@ -16,7 +18,19 @@ import org.jdlpack.abi.TensorLayout;
  */
 abstract sealed class ElementAccess permits BulkCopies {
 
+    /**
+     * The elements' memory, unchecked: this package's accessors and copies read it after
+     * {@link #checkLive()}; what the view hands out is {@link HostTensorView#segment()}.
+     */
     final MemorySegment segment;
+    /**
+     * The owner of an {@link OwnedHostTensor}'s memory, whose release every access checks first
+     * (a pooled block outlives it, mapped, for the next taker), or null: an import's or a caller's
+     * segment, whose own scope ends with the memory.
+     */
+    final ExportOwner owner;
+    /** What the memory belongs to, for messages (an {@link ImportedTensor}, an {@link OwnedHostTensor}), or null. */
+    final Object source;
     /** The tensor's layout as its owner gave it: byte_offset relative to the owner's data. */
     final TensorLayout layout;
     // Copies of the layout's fields that every element access reads.
@@ -28,11 +42,13 @@ abstract sealed class ElementAccess permits BulkCopies {
     final ElementCodec codec;
 
     /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code origin}. */
-    ElementAccess(MemorySegment segment, TensorLayout layout, long origin) {
+    ElementAccess(MemorySegment segment, TensorLayout layout, long origin, ExportOwner owner, Object source) {
         if (segment.isReadOnly() && !layout.isReadOnly()) {
             layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
         }
         this.segment = segment;
+        this.owner = owner;
+        this.source = source;
         this.layout = layout;
         this.shape = layout.shape();
         this.strides = layout.strides();
@@ -81,6 +97,7 @@ abstract sealed class ElementAccess permits BulkCopies {
 
     private long read(long position, int lane, int part) {
         long offset = elementOffset(position);
+        checkLive();
         try {
             return codec.read(segment, origin, offset, lane, part);
         } catch (IllegalStateException | WrongThreadException e) {
@@ -91,6 +108,7 @@ abstract sealed class ElementAccess permits BulkCopies {
     private void write(long position, int lane, int part, long bits) {
         StridedCopy.checkWritable(view());
         long offset = elementOffset(position);
+        checkLive();
         try {
             codec.write(segment, origin, offset, lane, part, bits);
         } catch (IllegalStateException | WrongThreadException e) {
@@ -99,21 +117,50 @@ abstract sealed class ElementAccess permits BulkCopies {
     }
 
     /**
+     * Refuses an access once an {@link OwnedHostTensor}'s memory is released. Its segment cannot
+     * say so: a pooled block stays mapped, in the pool's arena, and is the next taker's (a scope
+     * per take would make every release a JVM-wide handshake; benchmarks/notes.md, "Views of
+     * released pooled tensors"). One volatile read of the owner's reference count: an access
+     * sequenced after the release throws; one that races the release on another thread may still
+     * complete, as a read racing any write does.
+     *
+     * @throws IllegalStateException naming the tensor, if its memory was released
+     */
+    final void checkLive() {
+        if (owner != null && owner.isReleased()) {
+            throw released(null);
+        }
+    }
+
+    /** {@return what this view is of, for messages: the tensor, or the view and its layout} */
+    final String name() {
+        return source != null ? "this HostTensorView of " + source : "this HostTensorView (" + layout + ")";
+    }
+
+    private IllegalStateException released(RuntimeException refusal) {
+        return new IllegalStateException(name() + " was released: the view reads nothing after its tensor is closed (with "
+                + "every export deleted), moved, or its memory freed; use a view only while its tensor is open, and an export "
+                + "to keep the memory for a consumer", refusal);
+    }
+
+    /**
      * The FFM runtime's refusal of an access to {@link #segment}, said in this library's terms:
      * its own text ("Already closed", "Attempted access outside owning thread") names neither the
-     * tensor nor what to do.
+     * tensor nor what to do. Callers catch the JDK's exceptions around the access, which costs
+     * nothing until one is thrown.
      */
     RuntimeException inaccessible(RuntimeException refusal) {
         if (refusal instanceof WrongThreadException) {
-            return new WrongThreadException("this HostTensorView (" + layout + ") reads memory confined to another thread: an "
-                    + "ImportedTensor with the default lifetime belongs to the thread that imported it; read it there, or import "
-                    + "it with ImportLifetime.SHARED (or move it there with ImportedTensor.moveTo) to read it from any thread",
-                    refusal);
+            String what = source instanceof ImportedTensor
+                    ? "an ImportedTensor with the default lifetime belongs to the thread that imported it; read it there, or "
+                      + "import it with ImportLifetime.SHARED (or move it there with ImportedTensor.moveTo) to read it from any "
+                      + "thread"
+                    : "its segment's arena is confined to the thread that made it; use the view there, or allocate the memory "
+                      + "in a shared arena (an ImportedTensor: import it with ImportLifetime.SHARED)";
+            return new WrongThreadException(name() + " reads memory confined to another thread: " + what, refusal);
         }
-        if (!segment.scope().isAlive()) {
-            return new IllegalStateException("the memory behind this HostTensorView (" + layout + ") was released: its "
-                    + "ImportedTensor was closed or moved, or its owner's memory was freed; take views only of live tensors",
-                    refusal);
+        if ((owner != null && owner.isReleased()) || !segment.scope().isAlive()) {
+            return released(refusal);
         }
         return refusal;
     }
@@ -162,6 +209,7 @@ abstract sealed class ElementAccess permits BulkCopies {
     public float getFloat(long position) {
         if (layout.dtype().equals(DLDataType.FLOAT32)) {
             long offset = origin + elementOffset(position) * 4;
+            checkLive();
             try {
                 return segment.get(JAVA_FLOAT_UNALIGNED, offset);
             } catch (IllegalStateException | WrongThreadException e) {

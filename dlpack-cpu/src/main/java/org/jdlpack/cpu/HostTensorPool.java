@@ -6,9 +6,11 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorLayout;
+import org.jdlpack.abi.plumbing.NativeAccess;
 
 /**
  * Native host memory reused from tensor to tensor: {@link #take} hands out an
@@ -34,13 +36,25 @@ import org.jdlpack.abi.TensorLayout;
  * holds whatever its block's last user left; overwrite it, or fill it
  * ({@code tensor.host().segment().fill((byte) 0)}). The pool keeps at most {@code cachedBytes}
  * of blocks, taken or free; a take that would need more gets a block of its own in a shared arena
- * of its own, freed when its tensor is released (the handshake the pool otherwise avoids).
+ * of its own, freed when its tensor is released (the handshake the pool otherwise avoids). A take
+ * whose allocation fails (an {@link OutOfMemoryError}) leaves the pool as it was.
  *
  * <h2>After a release</h2>
- * A released block is someone else's next: a {@link HostTensorView} or {@link MemorySegment}
- * taken from a tensor stays readable after the tensor's release (the pool's arena is alive) and
- * then reads, or writes, the next taker's data. Use a tensor's views only while it is open; an
- * export, not a view, is what keeps a block for a consumer.
+ * A released block is someone else's next, so nothing of a tensor reaches it after the tensor's
+ * release: every access through its {@link OwnedHostTensor#host() view} (and the views'
+ * {@link HostTensorView#rows rows}, copies and {@link TensorStreams}) throws
+ * {@link IllegalStateException} naming the tensor, as for any released tensor; a
+ * {@link MemorySegment} from {@link HostTensorView#segment()} is inaccessible from the release on.
+ * The views check the tensor's reference count on each access (one volatile read; the block's own
+ * segment stays mapped, in the pool's arena). Raw segments get a scope of their own: the first
+ * {@code segment()} of a tensor gives it a shared arena whose close, at the release, costs that
+ * release a JVM-wide handshake; take raw segments of long-lived tensors, and let per-request ones
+ * go through the views, copies, streams and exports, which need none. (A shared arena per take
+ * would cost every release that handshake, and a confined one could not be exported or released
+ * on another thread; benchmarks/notes.md, "Views of released pooled tensors", has the figures.)
+ * An access that races the release on another thread may still complete, as a read racing any
+ * write does; {@link OwnedHostTensor#spec()}'s data segment is the block itself, for exporting,
+ * and is not checked. An export, not a view, is what keeps a block for a consumer.
  *
  * <h2>Closing</h2>
  * {@link #close()} stops takes at once; the arena, and every block with it, is freed when the last
@@ -115,7 +129,12 @@ public final class HostTensorPool implements AutoCloseable {
             int shift = shiftFor(bytes);
             MemorySegment block = shift <= MAX_SHIFT ? free[shift - MIN_SHIFT].pop() : null;
             if (block == null && shift <= MAX_SHIFT && reserve(1L << shift)) {
-                block = arena.allocate(1L << shift, OwnedHostTensor.ALIGNMENT);
+                try {
+                    block = arena.allocate(1L << shift, OwnedHostTensor.ALIGNMENT);
+                } catch (RuntimeException | Error e) {
+                    pooledBytes.addAndGet(-(1L << shift)); // nothing was allocated: the reservation goes back
+                    throw e;
+                }
             }
             if (block == null) {
                 return ownBlock(dtype, shape, bytes);
@@ -124,7 +143,8 @@ public final class HostTensorPool implements AutoCloseable {
                 // Not wrap: the block is freed (or reused) only after this tensor's release, so its
                 // references keep it alive and ONNX Runtime's runs need no scope hold (notes.md, "The
                 // default route's 4 KiB gap").
-                return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, new GiveBack(this, block, shift));
+                Take take = new Take(this, block, shift);
+                return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, take, take);
             } catch (RuntimeException | Error e) {
                 free[shift - MIN_SHIFT].push(block);
                 throw e;
@@ -140,20 +160,79 @@ public final class HostTensorPool implements AutoCloseable {
         Arena own = Arena.ofShared();
         try {
             MemorySegment block = own.allocate(Math.max(bytes, 1), OwnedHostTensor.ALIGNMENT);
+            // Its segments' scope is the tensor's own: they need no other.
             return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, () -> {
                 own.close();
                 release();
-            });
+            }, null);
         } catch (RuntimeException | Error e) {
             own.close();
             throw e;
         }
     }
 
-    /** Puts a block back; refers to the pool and the block, never to the tensor (the safety net must be able to collect it). */
-    private record GiveBack(HostTensorPool pool, MemorySegment block, int shift) implements Runnable {
+    /**
+     * One take of a block: its release puts the block back, and the raw segments its tensor's
+     * views hand out get a scope that ends there (the block's own, the pool's arena, outlives the
+     * tensor). That scope is a shared arena made at the first raw segment asked for, so a tensor
+     * whose raw memory nobody asks for (the accessors, copies, streams and exports need none)
+     * costs no arena and no handshake. Refers to the pool and the block, never to the tensor (the
+     * safety net must be able to collect it).
+     */
+    private static final class Take implements Runnable, UnaryOperator<MemorySegment> {
+        private final HostTensorPool pool;
+        private final MemorySegment block;
+        private final int shift;
+        /** The raw segments' scope, made on demand; guarded by this. */
+        private Arena rawScope;
+        /** Whether the release began; guarded by this: no scope is made after it. */
+        private boolean released;
+
+        Take(HostTensorPool pool, MemorySegment block, int shift) {
+            this.pool = pool;
+            this.block = block;
+            this.shift = shift;
+        }
+
+        /** {@return {@code segment}, a part of the block, in a scope that ends at this take's release} */
+        @Override
+        @SuppressWarnings("restricted") // the same address and size, in a scope that ends before the block's reuse
+        public synchronized MemorySegment apply(MemorySegment segment) {
+            if (released) {
+                throw new IllegalStateException("this pooled tensor was released; its block is the pool's again");
+            }
+            if (rawScope == null) {
+                rawScope = Arena.ofShared();
+            }
+            boolean wasDisabled = NativeAccess.disabled(HostTensorPool.class);
+            MemorySegment scoped;
+            try {
+                scoped = segment.reinterpret(rawScope, null);
+            } catch (IllegalCallerException e) {
+                throw NativeAccess.denied(HostTensorPool.class, e);
+            }
+            NativeAccess.warnIfWasDisabled(HostTensorPool.class, wasDisabled);
+            return scoped;
+        }
+
         @Override
         public void run() {
+            Arena scope;
+            synchronized (this) {
+                released = true;
+                scope = rawScope;
+            }
+            if (scope != null) {
+                try {
+                    scope.close(); // the raw segments end here, before the block can be someone else's
+                } catch (IllegalStateException e) {
+                    // A raw segment is held by a call in progress (a downcall, a buffer's I/O): the
+                    // block never returns to the pool, so that the call cannot reach a next taker's data.
+                    pool.release();
+                    throw new IllegalStateException("a raw segment of a pooled tensor was still in use by a call at the "
+                            + "tensor's release; its block of " + (1L << shift) + " bytes is retired, not reused", e);
+                }
+            }
             pool.free[shift - MIN_SHIFT].push(block);
             pool.release();
         }

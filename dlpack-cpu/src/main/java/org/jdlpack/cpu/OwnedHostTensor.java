@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
@@ -36,7 +37,12 @@ import org.jdlpack.cpu.internal.WrappedMemory;
  * when leak tracking is on ({@code -Dorg.jdlpack.leakTracking=true}). Until its memory is
  * released it counts in {@link org.jdlpack.abi.DLPackStats#liveExportOwners()}. A
  * {@link #host()} view keeps the tensor reachable; a {@link MemorySegment} taken from it or from
- * {@link #spec()} does not: keep the tensor or its view while you use one.
+ * {@link #spec()} does not: keep the tensor or its view while you use one. After the release the
+ * view refuses every access, whatever kind of memory it is ({@link HostTensorView}); so does a
+ * segment from {@link HostTensorView#segment()}, except a {@link #wrap wrapped} tensor's, which is
+ * the caller's. {@link #spec()}'s data segment is what exports point at: for a
+ * {@link HostTensorPool} tensor it is the pool's block, which outlives the tensor; read and write
+ * through {@link #host()}.
  *
  * {@snippet :
  * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
@@ -65,9 +71,14 @@ public final class OwnedHostTensor implements AutoCloseable {
     private final boolean wrapped;
 
     private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped) {
+        this(spec, owner, wrapped, null);
+    }
+
+    /** {@code scopeRaw}: scopes the raw segments {@link HostTensorView#segment()} hands out, where the memory's own scope outlives it. */
+    private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped, UnaryOperator<MemorySegment> scopeRaw) {
         this.spec = spec;
         this.owner = owner;
-        this.host = HostTensorView.of(spec, owner);
+        this.host = HostTensorView.of(spec, new HostTensorView.Lifetime(owner, this, scopeRaw));
         this.wrapped = wrapped;
     }
 
@@ -127,13 +138,13 @@ public final class OwnedHostTensor implements AutoCloseable {
         if (!spec.device().isHostAccessible()) {
             throw new IllegalArgumentException("an OwnedHostTensor needs host-accessible memory, not " + spec.device());
         }
-        return over(spec, release, true);
+        return over(spec, release, true, null);
     }
 
     /** A tensor over {@code spec}'s memory, which {@code release} frees; {@code wrapped}: whether something else may free it first. */
-    private static OwnedHostTensor over(TensorSpec spec, Runnable release, boolean wrapped) {
+    private static OwnedHostTensor over(TensorSpec spec, Runnable release, boolean wrapped, UnaryOperator<MemorySegment> scopeRaw) {
         return new OwnedHostTensor(spec, ExportOwner.of(new Memory(spec.data(), spec), Objects.requireNonNull(release, "release")),
-                wrapped);
+                wrapped, scopeRaw);
     }
 
     /**
@@ -142,9 +153,12 @@ public final class OwnedHostTensor implements AutoCloseable {
      * tensor's own, as {@link #allocate}'s does, because nothing else can free it while this
      * tensor or an export of it holds a reference. So consumers that must otherwise hold a wrapped
      * segment's scope for each use (dlpack-onnxruntime's runs) need not: the reference suffices.
+     * {@code scopeRaw} gives the raw segments of {@link #host()} a scope that ends at the release,
+     * where {@code data}'s own outlives it (a pooled block), or is null.
      */
-    static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
-        return over(TensorSpec.of(data, dtype, shape), release, false);
+    static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release,
+                                                      UnaryOperator<MemorySegment> scopeRaw) {
+        return over(TensorSpec.of(data, dtype, shape), release, false, scopeRaw);
     }
 
     /**
@@ -254,18 +268,24 @@ public final class OwnedHostTensor implements AutoCloseable {
      * @throws IllegalStateException     if this tensor was closed
      */
     public OwnedHostTensor rows(long from, long to) {
-        TensorLayout rows = host.rows(from, to).layout();
-        TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
+        // First the reference (a closed tensor says so), then the slice (a bad range closes it again).
         ExportedTensor hold = owner.export(spec); // this tensor's memory, for as long as the slice or its exports live
         try {
-            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close), wrapped); // a slice of wrapped memory is wrapped memory too
+            TensorLayout rows = host.rows(from, to).layout();
+            TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
+            // A slice of wrapped memory is wrapped memory too; a pooled block's raw segments keep its scoping.
+            return new OwnedHostTensor(slice, ExportOwner.of(new Memory(hold, slice), hold::close), wrapped, host.scopeRaw());
         } catch (RuntimeException | Error e) {
             hold.close();
             throw e;
         }
     }
 
-    /** {@return the spec: the memory and layout this tensor exports} */
+    /**
+     * {@return the spec: the memory and layout this tensor exports} Its data segment is the memory
+     * exports point at, unchecked: a pooled tensor's is the pool's block, which stays accessible
+     * after the release and is then the next taker's; read and write through {@link #host()}.
+     */
     public TensorSpec spec() {
         return spec;
     }

@@ -39,6 +39,7 @@ final class StridedCopy {
      * @throws UnsupportedOperationException if {@code intoTensor} and the tensor is read-only
      */
     static void array(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
+        tensor.checkLive();
         try {
             arrayUnchecked(tensor, array, layout, javaBits, intoTensor);
         } catch (IllegalStateException | WrongThreadException e) {
@@ -60,7 +61,7 @@ final class StridedCopy {
         if (intoTensor) {
             checkWritable(tensor);
         }
-        MemorySegment segment = tensor.segment();
+        MemorySegment segment = tensor.segment;
         long origin = tensor.origin();
         long size = layout.byteSize();
         if (tensor.layout().isCompactRowMajor()) {
@@ -97,10 +98,12 @@ final class StridedCopy {
      * copy (NumPy's semantics); the compact-to-compact copy is a memmove and needs none.
      */
     static void elements(HostTensorView source, HostTensorView target) {
+        source.checkLive();
+        target.checkLive();
         try {
             elementsUnchecked(source, target);
         } catch (IllegalStateException | WrongThreadException e) {
-            MemorySegment from = source.segment();
+            MemorySegment from = source.segment;
             boolean sourceRefused = !from.scope().isAlive() || !from.isAccessibleBy(Thread.currentThread());
             throw (sourceRefused ? source : target).inaccessible(e);
         }
@@ -111,8 +114,8 @@ final class StridedCopy {
             return;
         }
         long bytes = source.codec().elementBytes();
-        MemorySegment from = source.segment();
-        MemorySegment to = target.segment();
+        MemorySegment from = source.segment;
+        MemorySegment to = target.segment;
         long fromOrigin = source.origin();
         long toOrigin = target.origin();
         if (bytes > 0 && bytes == target.codec().elementBytes()
@@ -134,8 +137,8 @@ final class StridedCopy {
     /** The row-major walk of {@link #elements}, for tensors that do not overlap. */
     private static void walk(HostTensorView source, HostTensorView target) {
         long bytes = source.codec().elementBytes();
-        MemorySegment from = source.segment();
-        MemorySegment to = target.segment();
+        MemorySegment from = source.segment;
+        MemorySegment to = target.segment;
         long fromOrigin = source.origin();
         long toOrigin = target.origin();
         long[] shape = source.layout().shape();
@@ -166,8 +169,8 @@ final class StridedCopy {
         int lanes = source.layout().dtype().lanes();
         for (int lane = 0; lane < lanes; lane++) {
             for (int part = 0; part < codec.partsPerLane(); part++) {
-                long bits = codec.read(source.segment(), source.origin(), fromElement, lane, part);
-                target.codec().write(target.segment(), target.origin(), toElement, lane, part, bits);
+                long bits = codec.read(source.segment, source.origin(), fromElement, lane, part);
+                target.codec().write(target.segment, target.origin(), toElement, lane, part, bits);
             }
         }
     }

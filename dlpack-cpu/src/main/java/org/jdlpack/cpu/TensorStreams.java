@@ -57,14 +57,18 @@ public final class TensorStreams {
     public static void readFully(InputStream in, HostTensorView target, byte[] chunk) throws IOException {
         MemorySegment memory = writable(target);
         checkChunk(chunk);
-        long size = memory.byteSize();
-        for (long filled = 0; filled < size; ) {
-            int n = in.read(chunk, 0, (int) Math.min(chunk.length, size - filled));
-            if (n < 0) {
-                throw ended(target, filled, size);
+        try {
+            long size = memory.byteSize();
+            for (long filled = 0; filled < size; ) {
+                int n = in.read(chunk, 0, (int) Math.min(chunk.length, size - filled));
+                if (n < 0) {
+                    throw ended(target, filled, size);
+                }
+                MemorySegment.copy(chunk, 0, memory, ValueLayout.JAVA_BYTE, filled, n);
+                filled += n;
             }
-            MemorySegment.copy(chunk, 0, memory, ValueLayout.JAVA_BYTE, filled, n);
-            filled += n;
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw target.inaccessible(e); // the FFM runtime's refusal, said with the tensor's name
         }
     }
 
@@ -81,17 +85,21 @@ public final class TensorStreams {
     public static void readFully(ReadableByteChannel in, HostTensorView target) throws IOException {
         MemorySegment memory = writable(target);
         checkBlocking(in);
-        long size = memory.byteSize();
-        long filled = 0;
-        while (filled < size) {
-            ByteBuffer window = memory.asSlice(filled, Math.min(MAX_CHANNEL_CALL, size - filled)).asByteBuffer();
-            while (window.hasRemaining()) {
-                int n = in.read(window);
-                if (n < 0) {
-                    throw ended(target, filled + window.position(), size);
+        try {
+            long size = memory.byteSize();
+            long filled = 0;
+            while (filled < size) {
+                ByteBuffer window = memory.asSlice(filled, Math.min(MAX_CHANNEL_CALL, size - filled)).asByteBuffer();
+                while (window.hasRemaining()) {
+                    int n = in.read(window);
+                    if (n < 0) {
+                        throw ended(target, filled + window.position(), size);
+                    }
                 }
+                filled += window.capacity();
             }
-            filled += window.capacity();
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw target.inaccessible(e); // the FFM runtime's refusal, said with the tensor's name
         }
     }
 
@@ -107,11 +115,15 @@ public final class TensorStreams {
     public static void write(HostTensorView source, OutputStream out, byte[] chunk) throws IOException {
         MemorySegment memory = readable(source);
         checkChunk(chunk);
-        long size = memory.byteSize();
-        for (long at = 0; at < size; at += chunk.length) {
-            int n = (int) Math.min(chunk.length, size - at);
-            MemorySegment.copy(memory, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
-            out.write(chunk, 0, n);
+        try {
+            long size = memory.byteSize();
+            for (long at = 0; at < size; at += chunk.length) {
+                int n = (int) Math.min(chunk.length, size - at);
+                MemorySegment.copy(memory, ValueLayout.JAVA_BYTE, at, chunk, 0, n);
+                out.write(chunk, 0, n);
+            }
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw source.inaccessible(e); // the FFM runtime's refusal, said with the tensor's name
         }
     }
 
@@ -126,12 +138,16 @@ public final class TensorStreams {
     public static void write(HostTensorView source, WritableByteChannel out) throws IOException {
         MemorySegment memory = readable(source);
         checkBlocking(out);
-        long size = memory.byteSize();
-        for (long at = 0; at < size; at += MAX_CHANNEL_CALL) {
-            ByteBuffer window = memory.asSlice(at, Math.min(MAX_CHANNEL_CALL, size - at)).asByteBuffer();
-            while (window.hasRemaining()) {
-                out.write(window);
+        try {
+            long size = memory.byteSize();
+            for (long at = 0; at < size; at += MAX_CHANNEL_CALL) {
+                ByteBuffer window = memory.asSlice(at, Math.min(MAX_CHANNEL_CALL, size - at)).asByteBuffer();
+                while (window.hasRemaining()) {
+                    out.write(window);
+                }
             }
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw source.inaccessible(e); // the FFM runtime's refusal, said with the tensor's name
         }
     }
 
@@ -140,9 +156,10 @@ public final class TensorStreams {
             throw new IllegalArgumentException(tensor + " is not compact row-major, so its bytes are not its elements in order; "
                     + "copy it into a compact tensor first (OwnedHostTensor.copyOf)");
         }
-        MemorySegment memory = tensor.segment();
+        tensor.checkLive();
+        MemorySegment memory = tensor.segment; // no scope of its own: this call uses it and lets go
         if (!memory.scope().isAlive()) {
-            throw new IllegalStateException("the memory behind " + tensor + " was released; read and write only live tensors");
+            throw tensor.inaccessible(new IllegalStateException("Already closed"));
         }
         return memory;
     }

@@ -50,6 +50,80 @@ class HostTensorPoolTest {
         }
     }
 
+    /**
+     * A released block is the next taker's: a view kept from before the release must refuse every
+     * access, not read (or write) the next request's data.
+     */
+    @Test
+    void aViewOfAReleasedPooledTensorReadsNothing() throws Exception {
+        try (HostTensorPool pool = HostTensorPool.create(1 << 20)) {
+            OwnedHostTensor mine = pool.take(DLDataType.FLOAT32, 4);
+            HostTensorView stale = mine.host();
+            HostTensorView staleRows = stale.rows(1, 3);
+            MemorySegment staleSegment = stale.segment();
+            mine.close();
+            try (OwnedHostTensor theirs = pool.take(DLDataType.FLOAT32, 4)) {
+                assertThat(theirs.spec().data().address()).as("the same block, handed on").isEqualTo(mine.spec().data().address());
+                theirs.host().setFloat(0, 42f);
+                theirs.host().setFloat(1, 43f);
+                // Before: stale.getFloat(0) returned 42.0.
+                assertThatThrownBy(() -> stale.getFloat(0)).isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("was released").hasMessageContaining("OwnedHostTensor[");
+                assertThatThrownBy(() -> stale.getDouble(0)).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.setFloat(0, 1f)).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.copyTo(new float[4])).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.copyFrom(new float[4])).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> staleRows.getFloat(0)).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.rows(0, 1)).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.segment()).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> staleSegment.get(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0))
+                        .as("a segment taken before the release").isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> TensorStreams.write(stale, new java.io.ByteArrayOutputStream(), new byte[16]))
+                        .isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> TensorStreams.readFully(new java.io.ByteArrayInputStream(new byte[16]), stale, new byte[16]))
+                        .isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> stale.copyTo(theirs.host())).isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> theirs.host().copyTo(stale)).isInstanceOf(IllegalStateException.class);
+                assertThat(theirs.host().getFloat(0)).as("the new taker's data, untouched").isEqualTo(42f);
+                assertThat(theirs.host().getFloat(1)).isEqualTo(43f);
+            }
+        }
+    }
+
+    /** The same for wrapped memory: after its release the memory is no longer the tensor's, whatever frees it. */
+    @Test
+    void aViewOfAReleasedWrappedTensorReadsNothing() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            MemorySegment memory = arena.allocate(16);
+            OwnedHostTensor wrapped = OwnedHostTensor.wrap(memory, DLDataType.FLOAT32, new long[] {4}, () -> { });
+            HostTensorView stale = wrapped.host();
+            wrapped.close();
+            assertThatThrownBy(() -> stale.getFloat(0)).isInstanceOf(IllegalStateException.class).hasMessageContaining("was released");
+        }
+    }
+
+    /** A take whose allocation fails gives its reservation back: the pool still pools. */
+    @Test
+    void aTakeThatCannotAllocateLeavesThePoolAsItWas() throws Exception {
+        // A 1 TiB allocation fails unless the kernel overcommits without limit (then it would be zeroed: skip).
+        org.junit.jupiter.api.Assumptions.assumeFalse(java.nio.file.Files.readString(java.nio.file.Path.of(
+                "/proc/sys/vm/overcommit_memory")).trim().equals("1"), "vm.overcommit_memory=1 would grant 1 TiB");
+        try (HostTensorPool pool = HostTensorPool.create(1L << 40)) {
+            assertThatThrownBy(() -> pool.take(DLDataType.INT8, 1L << 40)).isInstanceOf(OutOfMemoryError.class);
+            // Before: 1 TiB reserved for nothing, and every later take got an arena of its own.
+            assertThat(pool.pooledBytes()).isZero();
+            assertThat(pool.tensorsOut()).isZero();
+            long first;
+            try (OwnedHostTensor small = pool.take(DLDataType.UINT8, 256)) {
+                first = small.spec().data().address();
+            }
+            assertThat(pool.pooledBytes()).isEqualTo(256);
+            try (OwnedHostTensor again = pool.take(DLDataType.UINT8, 256)) {
+                assertThat(again.spec().data().address()).as("the block reused").isEqualTo(first);
+            }
+        }
+    }
+
     /** A pooled block is freed only by its tensor's release, so it is the tensor's own memory, not wrapped memory. */
     @Test
     void pooledMemoryIsNotWrappedMemory() {

@@ -282,6 +282,71 @@ class HostTensorViewTest {
     }
 
     @Test
+    void streamingAConfinedImportFromAnotherThreadSaysWhatToDo() throws InterruptedException {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            HostTensorView view = HostTensorView.of(tensor);
+            Throwable[] thrown = new Throwable[3];
+            Thread other = Thread.ofVirtual().start(() -> {
+                try {
+                    TensorStreams.write(view, new java.io.ByteArrayOutputStream(), new byte[8]);
+                } catch (Throwable t) {
+                    thrown[0] = t;
+                }
+                try {
+                    TensorStreams.readFully(new java.io.ByteArrayInputStream(new byte[16]), view, new byte[8]);
+                } catch (Throwable t) {
+                    thrown[1] = t;
+                }
+                try {
+                    view.setFloat(0, 1f);
+                } catch (Throwable t) {
+                    thrown[2] = t;
+                }
+            });
+            other.join();
+            // Before: the FFM runtime's bare "Attempted access outside owning thread" from the streams.
+            for (Throwable t : thrown) {
+                assertThat(t).isInstanceOf(WrongThreadException.class).hasMessageContaining("ImportLifetime.SHARED")
+                        .hasMessageContaining("ImportedTensor[");
+            }
+        }
+    }
+
+    /** A caller's confined arena is not an import: the message says what fits it. */
+    @Test
+    void readingACallersConfinedSegmentFromAnotherThreadSaysWhatToDo() throws InterruptedException {
+        try (Arena arena = Arena.ofConfined()) {
+            HostTensorView view = HostTensorView.of(arena.allocate(16), DLDataType.FLOAT32, 4);
+            Throwable[] thrown = new Throwable[1];
+            Thread other = Thread.ofVirtual().start(() -> {
+                try {
+                    view.copyTo(new float[4]);
+                } catch (Throwable t) {
+                    thrown[0] = t;
+                }
+            });
+            other.join();
+            assertThat(thrown[0]).isInstanceOf(WrongThreadException.class).hasMessageContaining("HostTensorView (float32")
+                    .hasMessageContaining("shared arena");
+        }
+    }
+
+    @Test
+    void anAccessAfterTheImportIsClosedNamesTheTensor() {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4));
+        ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
+        HostTensorView view = HostTensorView.of(tensor);
+        tensor.close();
+        assertThatThrownBy(() -> view.getFloat(0)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("was released").hasMessageContaining("ImportedTensor[");
+        assertThatThrownBy(() -> TensorStreams.write(view, new java.io.ByteArrayOutputStream(), new byte[8]))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("ImportedTensor[");
+    }
+
+    @Test
     void multiDimensionalIndicesReadAndWriteTheElementTheyName() {
         try (Arena arena = Arena.ofConfined()) {
             HostTensorView matrix = HostTensorView.of(arena.allocate(JAVA_FLOAT, 6), DLDataType.FLOAT32, 2, 3);

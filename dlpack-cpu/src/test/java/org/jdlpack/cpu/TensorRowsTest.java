@@ -7,9 +7,12 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -58,6 +61,60 @@ class TensorRowsTest {
             HostTensorView middle = reversed.rows(1, 3); // original rows 2 and 1
             assertThat(middle.getFloatAt(0, 0)).isEqualTo(6f);
             assertThat(middle.getFloatAt(1, 2)).isEqualTo(5f);
+        }
+    }
+
+    /**
+     * A reversed array as every producer sends it: data at element 0, byte_offset 0, the rows
+     * before it in memory (NumPy's {@code np.arange(12, dtype=np.float32).reshape(6, 2)[::-1]}).
+     * The C peer fills each float with its memory position, so element [r, c] holds 10 - 2r + c.
+     */
+    @Test
+    void rowsOfAReversedImportAreTheSlicesNumPyGives() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned().shape(6, 2).strides(-2, 1));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            HostTensorView view = HostTensorView.of(tensor);
+            assertThat(view.getFloatAt(0, 0)).isEqualTo(10f);
+            // Before: "byte_offset is -8, must not be negative" for every start but 0.
+            HostTensorView middle = view.rows(1, 3); // NumPy: [[8, 9], [6, 7]]
+            float[] values = new float[4];
+            middle.copyTo(values);
+            assertThat(values).containsExactly(8, 9, 6, 7);
+            assertThat(middle.getFloatAt(1, 1)).isEqualTo(7f);
+            assertThat(middle.segment().byteSize()).isEqualTo(4 * 4);
+            HostTensorView last = view.rows(5, 6);
+            assertThat(last.getFloatAt(0, 0)).isZero();
+            assertThat(last.getFloatAt(0, 1)).isEqualTo(1f);
+            assertThat(view.rows(6, 6).layout().elementCount()).isZero();
+            assertThat(view.rows(2, 6).rows(1, 2).getFloatAt(0, 0)).isEqualTo(4f); // a slice of a slice: row 3
+            middle.setFloatAt(-8f, 0, 0);
+            assertThat(view.getFloatAt(1, 0)).isEqualTo(-8f); // the same memory
+        }
+    }
+
+    @Test
+    void rowsOfAReversedVectorFromCAndFromJavaTakeEveryStart() {
+        CPeer.Produced produced = PEER.make(PeerTensor.versioned().shape(8).strides(-1));
+        try (ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            HostTensorView view = HostTensorView.of(tensor); // element i holds 7 - i
+            for (int from = 0; from <= 8; from++) {
+                for (int to = from; to <= 8; to++) {
+                    HostTensorView slice = view.rows(from, to);
+                    assertThat(slice.layout().elementCount()).isEqualTo(to - from);
+                    for (int i = 0; i < to - from; i++) {
+                        assertThat(slice.getFloat(i)).as("rows(%d, %d)[%d]", from, to, i).isEqualTo(7f - from - i);
+                    }
+                }
+            }
+        }
+        try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(counting(8), 8)) {
+            // Java-made: element 0 at the last float, byte_offset 28.
+            HostTensorView reversed = HostTensorView.of(tensor.spec().data(), TensorLayout.of(DLDataType.FLOAT32, new long[] {8},
+                    new long[] {-1}, 7 * 4, 0));
+            assertThat(reversed.rows(8, 8).layout().elementCount()).isZero(); // before: "byte_offset is -4"
+            assertThat(reversed.rows(7, 8).getFloat(0)).isZero();
+            assertThat(reversed.rows(2, 4).getFloat(1)).isEqualTo(4f);
+            assertThat(reversed.rows(2, 4).layout().byteOffset()).isEqualTo(5 * 4); // still relative to the owner's data
         }
     }
 
