@@ -7,7 +7,7 @@ module org.jdlpack.cpu {
     requires transitive org.jdlpack.abi;
 
     exports org.jdlpack.cpu;
-    // The transfer planner behind the device views' host copies; the memory a wrapped tensor does
-    // not own, which ONNX Runtime's bridge holds during a run.
+    // The transfer planner behind the device views' host copies; a host tensor's memory as ONNX
+    // Runtime's bridge reads it under a hold of its own (HostMemory).
     exports org.jdlpack.cpu.internal to org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.onnxruntime;
 }

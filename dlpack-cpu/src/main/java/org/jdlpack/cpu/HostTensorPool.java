@@ -44,17 +44,17 @@ import org.jdlpack.abi.plumbing.NativeAccess;
  * release: every access through its {@link OwnedHostTensor#host() view} (and the views'
  * {@link HostTensorView#rows rows}, copies and {@link TensorStreams}) throws
  * {@link IllegalStateException} naming the tensor, as for any released tensor; a
- * {@link MemorySegment} from {@link HostTensorView#segment()} is inaccessible from the release on.
+ * {@link MemorySegment} from {@link HostTensorView#segment()} or {@link OwnedHostTensor#spec()} is
+ * inaccessible from the release on.
  * The views check the tensor's reference count on each access (one volatile read; the block's own
  * segment stays mapped, in the pool's arena). Raw segments get a scope of their own: the first
- * {@code segment()} of a tensor gives it a shared arena whose close, at the release, costs that
+ * {@code segment()} or {@code spec()} of a tensor gives it a shared arena whose close, at the release, costs that
  * release a JVM-wide handshake; take raw segments of long-lived tensors, and let per-request ones
  * go through the views, copies, streams and exports, which need none. (A shared arena per take
  * would cost every release that handshake, and a confined one could not be exported or released
  * on another thread; benchmarks/notes.md, "Views of released pooled tensors", has the figures.)
  * An access that races the release on another thread may still complete, as a read racing any
- * write does; {@link OwnedHostTensor#spec()}'s data segment is the block itself, for exporting,
- * and is not checked. An export, not a view, is what keeps a block for a consumer.
+ * write does. An export, not a view, is what keeps a block for a consumer.
  *
  * <h2>Closing</h2>
  * {@link #close()} stops takes at once; the arena, and every block with it, is freed when the last

@@ -7,6 +7,7 @@ import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
@@ -15,7 +16,7 @@ import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.plumbing.OwnerName;
-import org.jdlpack.cpu.internal.WrappedMemory;
+import org.jdlpack.cpu.internal.HostMemory;
 
 /**
  * A Java-owned tensor in host memory that can be exported to native consumers without copying.
@@ -39,10 +40,8 @@ import org.jdlpack.cpu.internal.WrappedMemory;
  * {@link #host()} view keeps the tensor reachable; a {@link MemorySegment} taken from it or from
  * {@link #spec()} does not: keep the tensor or its view while you use one. After the release the
  * view refuses every access, whatever kind of memory it is ({@link HostTensorView}); so does a
- * segment from {@link HostTensorView#segment()}, except a {@link #wrap wrapped} tensor's, which is
- * the caller's. {@link #spec()}'s data segment is what exports point at: for a
- * {@link HostTensorPool} tensor it is the pool's block, which outlives the tensor; read and write
- * through {@link #host()}.
+ * segment from {@link HostTensorView#segment()} or {@link #spec()}, except a {@link #wrap wrapped}
+ * tensor's, which is the caller's.
  *
  * {@snippet :
  * try (OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
@@ -60,8 +59,19 @@ public final class OwnedHostTensor implements AutoCloseable {
     public static final long ALIGNMENT = 256;
 
     static {
-        // For ONNX Runtime's bridge, which must hold a wrapped segment's scope itself: not public API.
-        WrappedMemory.install(tensor -> tensor.wrapped ? tensor.spec.data() : null);
+        // For ONNX Runtime's bridge, which hands the memory to ONNX Runtime under a hold of its own
+        // and checks a wrapped segment's scope itself: not public API.
+        HostMemory.install(new HostMemory.Access() {
+            @Override
+            public MemorySegment elements(OwnedHostTensor tensor) {
+                return tensor.host.segment;
+            }
+
+            @Override
+            public MemorySegment wrapped(OwnedHostTensor tensor) {
+                return tensor.wrapped ? tensor.spec.data() : null;
+            }
+        });
     }
 
     private final TensorSpec spec;
@@ -69,6 +79,8 @@ public final class OwnedHostTensor implements AutoCloseable {
     private final HostTensorView host;
     /** Whether the memory is the caller's ({@link #wrap}): its arena may close whatever this tensor's references say. */
     private final boolean wrapped;
+    /** Scopes the raw segments handed out ({@link #spec()}, {@link HostTensorView#segment()}), or null where the memory's scope is theirs. */
+    private final UnaryOperator<MemorySegment> scopeRaw;
 
     private OwnedHostTensor(TensorSpec spec, ExportOwner owner, boolean wrapped) {
         this(spec, owner, wrapped, null);
@@ -80,6 +92,7 @@ public final class OwnedHostTensor implements AutoCloseable {
         this.owner = owner;
         this.host = HostTensorView.of(spec, new HostTensorView.Lifetime(owner, this, scopeRaw));
         this.wrapped = wrapped;
+        this.scopeRaw = scopeRaw;
     }
 
     /**
@@ -282,12 +295,26 @@ public final class OwnedHostTensor implements AutoCloseable {
     }
 
     /**
-     * {@return the spec: the memory and layout this tensor exports} Its data segment is the memory
-     * exports point at, unchecked: a pooled tensor's is the pool's block, which stays accessible
-     * after the release and is then the next taker's; read and write through {@link #host()}.
+     * {@return the spec: the memory and layout this tensor exports} Its data segment is inaccessible
+     * from the release on, as {@link HostTensorView#segment()}'s is: for a {@link HostTensorPool}
+     * tensor it is the block in a scope of the tensor's own, made at the first call and closed at the
+     * release (a JVM-wide handshake then; ask {@link #layout()} and {@link #device()} where those
+     * are all you need). A {@link #wrap wrapped} tensor's is the caller's segment.
+     *
+     * @throws IllegalStateException if this is a pooled tensor and it was released
      */
     public TensorSpec spec() {
-        return spec;
+        return scopeRaw == null ? spec : TensorSpec.builder(scopeRaw.apply(spec.data()), spec.layout()).device(spec.device()).build();
+    }
+
+    /** {@return where the elements lie: dtype, shape, strides, byte_offset and flags} */
+    public TensorLayout layout() {
+        return spec.layout();
+    }
+
+    /** {@return the device the memory is on: always a host-accessible one} */
+    public DLDevice device() {
+        return spec.device();
     }
 
     /**

@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
@@ -61,9 +62,19 @@ class HostTensorPoolTest {
             HostTensorView stale = mine.host();
             HostTensorView staleRows = stale.rows(1, 3);
             MemorySegment staleSegment = stale.segment();
+            TensorSpec staleSpec = mine.spec();
+            HostTensorView staleSpecView = HostTensorView.of(staleSpec);
+            long mineAddress = staleSpec.data().address();
             mine.close();
             try (OwnedHostTensor theirs = pool.take(DLDataType.FLOAT32, 4)) {
-                assertThat(theirs.spec().data().address()).as("the same block, handed on").isEqualTo(mine.spec().data().address());
+                assertThat(theirs.layout().dtype()).isEqualTo(DLDataType.FLOAT32);
+                assertThat(theirs.spec().data().address()).as("the same block, handed on").isEqualTo(mineAddress);
+                // Before the spec was scoped: a view of the spec, and the spec's segment, read the next taker's data.
+                assertThatThrownBy(() -> staleSpec.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0))
+                        .as("the spec's segment, taken before the release").isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(() -> staleSpecView.getFloat(0)).as("a view made from the spec").isInstanceOf(IllegalStateException.class);
+                assertThatThrownBy(mine::spec).as("the spec asked for after the release").isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("released");
                 theirs.host().setFloat(0, 42f);
                 theirs.host().setFloat(1, 43f);
                 // Before: stale.getFloat(0) returned 42.0.
@@ -133,10 +144,10 @@ class HostTensorPoolTest {
              OwnedHostTensor rows = cached.rows(0, 16);
              java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
              OwnedHostTensor wrapped = OwnedHostTensor.wrap(arena.allocate(16), DLDataType.UINT8, new long[] {16}, () -> { })) {
-            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(cached)).as("a cached block").isNull();
-            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(own)).as("a block over the cache, in its own arena").isNull();
-            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(rows)).as("rows of a pooled tensor").isNull();
-            assertThat(org.jdlpack.cpu.internal.WrappedMemory.of(wrapped)).as("the caller's memory").isNotNull();
+            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(cached)).as("a cached block").isNull();
+            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(own)).as("a block over the cache, in its own arena").isNull();
+            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(rows)).as("rows of a pooled tensor").isNull();
+            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(wrapped)).as("the caller's memory").isNotNull();
         }
     }
 

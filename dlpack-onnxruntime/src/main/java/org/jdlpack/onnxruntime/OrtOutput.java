@@ -8,6 +8,7 @@ import ai.onnxruntime.OnnxTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.internal.HostMemory;
 
 /**
  * A pinned output: ONNX Runtime writes a session output straight into the memory of an
@@ -39,7 +40,7 @@ public final class OrtOutput implements AutoCloseable {
     OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, MemorySegment wrapped, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.memory = memory;
-        this.layout = memory.spec().layout();
+        this.layout = memory.layout();
         this.wrapped = wrapped;
         // Neither the name nor the action may reach this object: the safety net's entry keeps both.
         TensorLayout layout = this.layout;
@@ -74,7 +75,7 @@ public final class OrtOutput implements AutoCloseable {
 
     /** {@return the address of element 0, where ONNX Runtime writes} */
     public long dataAddress() {
-        return memory.host().segment().address();
+        return HostMemory.elements(memory).address(); // the output holds the memory: no scope of its own needed
     }
 
     /** {@return whether this output may be used from any thread ({@link OrtBridge#shared()})} */

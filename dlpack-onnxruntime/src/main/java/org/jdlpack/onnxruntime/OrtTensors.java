@@ -21,7 +21,7 @@ import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
-import org.jdlpack.cpu.internal.WrappedMemory;
+import org.jdlpack.cpu.internal.HostMemory;
 
 /**
  * Makes the bridge's inputs and outputs for one set of its settings (copy or refuse, confined or
@@ -75,8 +75,8 @@ final class OrtTensors {
 
     OrtInput input(OwnedHostTensor tensor) throws OrtException {
         Supplier<String> source = tensor::toString;
-        TensorLayout layout = tensor.spec().layout();
-        OnnxJavaType type = check(source, tensor.spec().device(), layout);
+        TensorLayout layout = tensor.layout();
+        OnnxJavaType type = check(source, tensor.device(), layout);
         String copyReason = copyReasonOrRefuse(source, layout, null);
         MemorySegment wrapped = wrappedMemory(tensor, "an input");
         if (copyReason != null) {
@@ -84,7 +84,7 @@ final class OrtTensors {
         }
         Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may read it
         try {
-            MemorySegment data = tensor.host().segment();
+            MemorySegment data = HostMemory.elements(tensor); // under the hold: no scope of its own, no handshake at the release
             return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
                     wrapped == null ? null : new OrtInput.Borrowed(wrapped, true), source, shared, hold);
         } catch (OrtException | RuntimeException | Error e) {
@@ -132,9 +132,9 @@ final class OrtTensors {
     // ------------------------------------------------------------------ outputs
 
     OrtOutput output(OwnedHostTensor tensor, boolean owns) throws OrtException {
-        TensorLayout layout = tensor.spec().layout();
+        TensorLayout layout = tensor.layout();
         Supplier<String> source = tensor::toString;
-        if (layout.isReadOnly() || tensor.host().segment().isReadOnly()) {
+        if (layout.isReadOnly() || HostMemory.elements(tensor).isReadOnly()) {
             throw new IllegalArgumentException(source.get() + " is READ_ONLY and cannot be an output: ONNX Runtime would write into it "
                     + "(it does not check); pin a writable tensor");
         }
@@ -142,11 +142,11 @@ final class OrtTensors {
             throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
                     + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
         }
-        OnnxJavaType type = check(source, tensor.spec().device(), layout);
+        OnnxJavaType type = check(source, tensor.device(), layout);
         MemorySegment wrapped = wrappedMemory(tensor, "an output");
         Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may write it
         try {
-            OnnxTensor onnx = tensorOver(tensor.host().segment(), layout.shape(), type);
+            OnnxTensor onnx = tensorOver(HostMemory.elements(tensor), layout.shape(), type); // under the hold
             return new OrtOutput(onnx, tensor, wrapped, shared, owns ? () -> {
                 try {
                     hold.run();
@@ -185,7 +185,7 @@ final class OrtTensors {
      * for memory the tensor allocated} Refuses one whose arena is closed already.
      */
     private static MemorySegment wrappedMemory(OwnedHostTensor tensor, String as) {
-        MemorySegment wrapped = WrappedMemory.of(tensor);
+        MemorySegment wrapped = HostMemory.wrapped(tensor);
         if (wrapped == null || wrapped.byteSize() == 0) {
             return null; // allocated (only its last reference frees it), or nothing ONNX Runtime could touch
         }

@@ -19,7 +19,7 @@ public record CpuSource(OwnedHostTensor tensor) implements DLPackSource {
 
     @Override
     public DLDevice device() {
-        return tensor.spec().device();
+        return tensor.device();
     }
 
     @Override

@@ -200,7 +200,7 @@ public final class ExchangeApi {
             if (tensor.isClosed()) {
                 return fail(LibPythonErrors.BUFFER_ERROR, "the Java tensor behind this object was closed: it exports nothing more");
             }
-            TensorLayout layout = tensor.spec().layout();
+            TensorLayout layout = tensor.layout();
             if (layout.isReadOnly() || layout.isSubbytePadded() && layout.dtype().isSubByte()) {
                 return fail(LibPythonErrors.BUFFER_ERROR, "a DLTensor cannot say " + (layout.isReadOnly() ? "read-only" : "padded sub-byte values")
                         + "; use managed_tensor_from_py_object_no_sync, whose flags do");
@@ -257,7 +257,7 @@ public final class ExchangeApi {
             long id = JavaTensors.registerOwned(DLPackSource.of(tensor), tensor);
             MemorySegment instance;
             try {
-                instance = JavaTensorType.newInstance(id, tensor.spec().device());
+                instance = JavaTensorType.newInstance(id, tensor.device());
             } catch (RuntimeException | OutOfMemoryError e) {
                 JavaTensors.unregister(id); // closes the tensor: the foreign deleter runs
                 return fail(LibPythonErrors.RUNTIME_ERROR, "managed_tensor_to_py_object_no_sync: " + e);
