@@ -42,7 +42,8 @@ import org.jdlpack.cpu.TensorStreams;
  *   500  ONNX Runtime or the Python step failed (the message names the step)
  *   503  (numpy route) no Python with NumPy here, or the server is stopping
  * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
- *                                   Runtime, idle scoring slots, batches, jdlpack's DLPackStats, one line
+ *                                   Runtime, idle scoring slots, bodies still coming, batches, jdlpack's
+ *                                   DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
@@ -80,6 +81,7 @@ public final class InferenceServer implements AutoCloseable {
     private final LongAdder serverErrors = new LongAdder();
     private final LongAdder aborted = new LongAdder();
     private final LongAdder requestNanos = new LongAdder();
+    private final LongAdder readingBodies = new LongAdder(); // requests whose body is still coming, both routes
 
     private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos, long readGraceNanos)
             throws IOException, OrtException {
@@ -136,8 +138,8 @@ public final class InferenceServer implements AutoCloseable {
         long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
         Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
-                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(),
-                allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
+                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d readingBodies=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(),
+                aborted.sum(), allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(), readingBodies.sum(),
                 b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
                 DLPackStats.snapshot());
     }
@@ -271,8 +273,17 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** Reads the body into {@code target}, through {@code chunk} (the socket stream's one copy). */
-    private static void read(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
+    /** Reads the body into {@code target}, through {@code chunk} (the socket stream's one copy); counted in readingBodies meanwhile. */
+    private void read(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
+        readingBodies.increment();
+        try {
+            readBody(exchange, target, shape, chunk);
+        } finally {
+            readingBodies.decrement();
+        }
+    }
+
+    private static void readBody(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
         InputStream in = exchange.getRequestBody();
         Counted counted = shape.chunked() ? new Counted(in) : null;
         try {
