@@ -148,23 +148,12 @@ final class Batcher {
         /** Seals the batch when it should be and runs it; called and returns holding the lock. */
         private void runAsLeader() throws InterruptedException {
             batch.running = true; // this member leads: no other member tries
-            while (true) {
-                long waited = System.nanoTime() - batch.created;
-                boolean idle = running == 0; // nobody is known to be coming, so waiting would only add latency
-                boolean ready = batch.full || idle || waited >= maxWaitNanos;
-                if (ready && running < slots) {
-                    break;
-                }
-                if (!ready) {
-                    batch.changed.awaitNanos(maxWaitNanos - waited); // a member joins, a run ends, or the wait ends
-                } else {
-                    waitingForSlot.add(batch); // still taking members while it waits
-                    try {
-                        batch.changed.await();
-                    } finally {
-                        waitingForSlot.remove(batch);
-                    }
-                }
+            try {
+                awaitSealing();
+            } catch (InterruptedException e) {
+                batch.running = false; // another member may lead: its waiters must not wait for a run that never comes
+                batch.changed.signalAll();
+                throw e;
             }
             long ran = System.nanoTime();
             formingNanos += ran - batch.created;
@@ -191,6 +180,28 @@ final class Batcher {
                 }
                 if (forming != null) {
                     forming.changed.signalAll(); // its leader may be waiting out maxWait only because this one ran
+                }
+            }
+        }
+
+        /** Waits, the lock held between waits, until the batch should be sealed and a run slot is free. */
+        private void awaitSealing() throws InterruptedException {
+            while (true) {
+                long waited = System.nanoTime() - batch.created;
+                boolean idle = running == 0; // nobody is known to be coming, so waiting would only add latency
+                boolean ready = batch.full || idle || waited >= maxWaitNanos;
+                if (ready && running < slots) {
+                    break;
+                }
+                if (!ready) {
+                    batch.changed.awaitNanos(maxWaitNanos - waited); // a member joins, a run ends, or the wait ends
+                } else {
+                    waitingForSlot.add(batch); // still taking members while it waits
+                    try {
+                        batch.changed.await();
+                    } finally {
+                        waitingForSlot.remove(batch);
+                    }
                 }
             }
         }
