@@ -48,7 +48,7 @@ for server in $servers; do
     name="$server-$interval"
     start_server "$server" "$port" "trickle-$name" || exit 1
     route="$(route_of "$server")"
-    wrk_result "$route" 5 > /dev/null # warm-up: the JIT, the pools, NumPy's first runs
+    wrk_result "$route" "$(( seconds < 10 ? seconds : 10 ))" > /dev/null # warm-up: the JIT, the pools, NumPy's first runs
     wait_idle "$server_sid" > /dev/null
     alone=
     for phase in alone during after; do
