@@ -132,7 +132,8 @@ public final class InferenceServer implements AutoCloseable {
         Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
                 + "inferenceNanos=%d pooledBytes=%d idleSlots=%d readingBodies=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(),
-                aborted.sum(), allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(), readingBodies.sum(),
+                aborted.sum(), allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
+                readingBodies.sum(),
                 b == null ? "batches=0 batchedRequests=0 ownBatches=0 formingRows=0" : b.stats(),
                 DLPackStats.snapshot());
     }
@@ -220,7 +221,7 @@ public final class InferenceServer implements AutoCloseable {
             respond(exchange, 503, numpyMissing());
             return;
         }
-        byte[] chunk = chunks.take(); // dropped, not given back, if the take throws
+        byte[] chunk = chunks.take();
         try {
             OwnedHostTensor body = pool.take(DLDataType.FLOAT32, shape.rows(), Classifier.FEATURES);
             boolean read = false;

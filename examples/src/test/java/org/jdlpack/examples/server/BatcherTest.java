@@ -110,7 +110,8 @@ class BatcherTest {
                 for (int k = 0; k < Classifier.TOP; k++) {
                     assertThat(alone.batch.top.host().getLongAt(r, k)).isEqualTo(shared.top.host().getLongAt(other.offset + r, k));
                     assertThat(alone.batch.probabilities.host().getDoubleAt(r, k)).as("row %d, class %d", r, k)
-                            .isCloseTo(shared.probabilities.host().getDoubleAt(other.offset + r, k), org.assertj.core.data.Offset.offset(1e-6));
+                            .isCloseTo(shared.probabilities.host().getDoubleAt(other.offset + r, k),
+                                    org.assertj.core.data.Offset.offset(1e-6));
                 }
             }
             alone.leave();

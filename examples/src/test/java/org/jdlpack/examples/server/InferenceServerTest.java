@@ -157,7 +157,8 @@ class InferenceServerTest {
                     out.flush();
                     awaitField(server, "readingBodies", i + 1);
                     float[] good = rows(1, 60 + i);
-                    HttpResponse<byte[]> response = client.send(post(numpy, "1," + F, bytes(good)), HttpResponse.BodyHandlers.ofByteArray());
+                    HttpResponse<byte[]> response = client.send(post(numpy, "1," + F, bytes(good)),
+                            HttpResponse.BodyHandlers.ofByteArray());
                     assertThat(response.statusCode()).as("a well-behaved request beside %d slow bodies", i + 1).isEqualTo(200);
                     checkAnswer(good, 1, response.body());
                 }
