@@ -47,7 +47,7 @@ source "$here/servers.sh"
 
 # Build through the reactor (nothing installed) and take the examples module's class path, which
 # holds the ONNX Runtime jar the Java peers compile against.
-mvn -B -q -DskipTests package dependency:build-classpath -pl examples -am \
+mvn -B -q -DskipTests package org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -pl examples -am \
   -Dmdep.outputFile="$results/classpath.txt" -Dmdep.includeScope=runtime
 classpath="$root/examples/target/classes:$(cat "$results/classpath.txt")"
 python3 "$here/payload.py" 64 "$results/body-4k.bin"       # 64 rows x 16 float32 = 4 KiB

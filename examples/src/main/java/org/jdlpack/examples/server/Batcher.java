@@ -7,28 +7,31 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.cpu.HostTensorPool;
-import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
- * Gathers requests' rows into batches: a request {@link #join joins} the forming batch, which
- * reserves its rows in the batch's pooled input tensor; the request reads its body straight into
- * those rows ({@link Member#rows()}) and {@link Member#arrive arrives}; the first member to wait
- * for the answer runs the batch once it is sealed. A batch is sealed, and stops taking members,
- * when a run slot is free and one of: it is full ({@code maxRows}, or the next request did not
- * fit), {@code maxWait} has passed since it was made, or every member has its body in and no batch
- * is running (an idle server: nobody is known to be coming, so waiting would only add latency; at
- * one connection a batch is one request and waits for nothing). Under load, then, a batch takes
- * whoever comes within {@code maxWait}, while the batches before it run. Members still reading when it is sealed get {@code readGrace} more;
- * then the batch runs without them, and they are answered 408 (their rows ran half-read).
+ * Gathers requests' rows into batches. A request {@link #join joins} only once its whole body is
+ * in native memory of its own (a pooled tensor): its rows are copied into the forming batch's
+ * pooled input tensor, or, for a request of {@code maxRows} or more, its tensor becomes the input
+ * of a batch of its own, without a copy. So no member of a batch is waiting on its client: a slow
+ * or stalled body holds its own tensor and its own thread, never a batch, another request's answer
+ * or a run slot (issue 41: a slow member sealed into a batch once held that batch and its run slot
+ * for a read grace of 200 ms, and bodies that never came held the forming batch).
  *
- * <p>A request larger than {@code maxRows} gets a batch of its own. The batch's tensors are
- * closed when its last member has left ({@link Member#leave}), so each member writes its answer
- * from its own rows of the outputs, without a copy.
+ * <p>The first member to wait for the answer ({@link Member#await}) runs the batch once it is
+ * sealed. A batch is sealed, and stops taking members, when a run slot is free and one of: it is
+ * full ({@code maxRows}, or the next request did not fit), {@code maxWait} has passed since it was
+ * made, or no batch is running (an idle server: nobody is known to be coming, so waiting would only
+ * add latency; at one connection a batch is one request and waits for nothing). Under load, then, a
+ * batch takes whoever comes within {@code maxWait}, while the batches before it run.
  *
- * <p>Thread safety: one lock guards every batch's membership and state (held for bookkeeping
- * only, never during a read or a run); each batch has its own condition, so a change wakes only
- * that batch's members.
+ * <p>The batch's tensors are closed when its last member has left ({@link Member#leave}), so each
+ * member writes its answer from its own rows of the outputs, without a copy.
+ *
+ * <p>Thread safety: one lock guards every batch's membership and state, held for bookkeeping and
+ * for a joining request's copy into the batch (at most {@code maxRows - 1} rows: 4 KiB for a 64-row
+ * request, 512 KiB at most with the server's 8,192), never during a read from a client or a run;
+ * each batch has its own condition, so a change wakes only that batch's members.
  */
 final class Batcher {
 
@@ -41,7 +44,6 @@ final class Batcher {
     private final Pipeline pipeline;
     private final int maxRows;
     private final long maxWaitNanos;
-    private final long readGraceNanos;
     private final int slots;
     private final ReentrantLock lock = new ReentrantLock();
     private Batch forming; // guarded by lock
@@ -49,17 +51,23 @@ final class Batcher {
     private int running; // batches in their pipeline, guarded by lock
     private long batches; // guarded by lock
     private long batchedRequests; // guarded by lock
-    // Where batches spend their time, for the stats line: forming (made to sealed), waiting for late bodies, running.
+    private long ownBatches; // requests of maxRows or more, their body the batch's input; guarded by lock
+    // Where batches spend their time, for the stats line: forming (made to sealed), running.
     private long formingNanos; // guarded by lock
-    private long graceNanos; // guarded by lock
     private long runNanos; // guarded by lock
 
-    Batcher(HostTensorPool pool, Pipeline pipeline, int maxRows, long maxWaitNanos, long readGraceNanos, int slots) {
+    /**
+     * @param pool         where batches' input tensors come from
+     * @param pipeline     what runs a sealed batch
+     * @param maxRows      a batch's rows; a request of this many or more is a batch of its own
+     * @param maxWaitNanos how long a batch takes members while another batch runs
+     * @param slots        how many batches run at once
+     */
+    Batcher(HostTensorPool pool, Pipeline pipeline, int maxRows, long maxWaitNanos, int slots) {
         this.pool = pool;
         this.pipeline = pipeline;
         this.maxRows = maxRows;
         this.maxWaitNanos = maxWaitNanos;
-        this.readGraceNanos = readGraceNanos;
         this.slots = slots;
     }
 
@@ -70,7 +78,6 @@ final class Batcher {
         private final Condition changed = lock.newCondition();
         private final List<Member> members = new ArrayList<>();
         private int rows;
-        private int arrived;
         private int left;
         private boolean full;
         private boolean sealed;
@@ -83,11 +90,11 @@ final class Batcher {
         OwnedHostTensor probabilities;
         RuntimeException error;
 
-        private Batch(int capacity) {
-            this.input = pool.take(DLDataType.FLOAT32, capacity, Classifier.FEATURES);
+        private Batch(OwnedHostTensor input) {
+            this.input = input;
         }
 
-        /** {@return the rows of the sealed batch: every member's, evicted ones' included} */
+        /** {@return the rows of the sealed batch: every member's} */
         int rows() {
             return rows;
         }
@@ -106,14 +113,11 @@ final class Batcher {
         }
     }
 
-    /** A request's place in a batch. Its methods are called on the request's thread. */
+    /** A request's place in a batch, its rows in: {@code rows} rows from {@code offset}. Its methods are called on the request's thread. */
     final class Member {
         final Batch batch;
         final int offset;
         final int rows;
-        private boolean arrived;
-        private boolean readOk;
-        private boolean evicted;
         private boolean gone;
 
         private Member(Batch batch, int offset, int rows) {
@@ -122,85 +126,41 @@ final class Batcher {
             this.rows = rows;
         }
 
-        /** {@return this request's rows of the batch's input, to read its body into} */
-        HostTensorView rows() {
-            return batch.input.host().rows(offset, offset + rows);
-        }
-
-        /** Says the body is in ({@code ok}) or will not come (the read failed); once. */
-        void arrive(boolean ok) {
-            lock.lock();
-            try {
-                if (!arrived) {
-                    arrived = true;
-                    readOk = ok;
-                    batch.arrived++;
-                    batch.changed.signalAll();
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-
         /**
          * Waits for the batch's outputs; the first member to get here before the batch runs seals
          * and runs it, on this thread.
-         *
-         * @return false if this member was left out (its body came after the batch was sealed and its grace)
          */
-        boolean await() throws InterruptedException {
+        void await() throws InterruptedException {
             lock.lock();
             try {
-                while (!batch.done && !evicted) {
+                while (!batch.done) {
                     if (!batch.running && !batch.sealed) {
                         runAsLeader();
-                        return !evicted;
+                        return;
                     }
                     batch.changed.await();
                 }
-                return !evicted;
             } finally {
                 lock.unlock();
             }
         }
 
-        /** Seals the batch when it should be, lets its late members in or out, and runs it; called and returns holding the lock. */
+        /** Seals the batch when it should be and runs it; called and returns holding the lock. */
         private void runAsLeader() throws InterruptedException {
             batch.running = true; // this member leads: no other member tries
-            while (true) {
-                long waited = System.nanoTime() - batch.created;
-                // Every member in and nothing running: nobody is known to be coming, so waiting would only add latency.
-                boolean idle = batch.arrived == batch.members.size() && running == 0;
-                boolean ready = batch.full || idle || waited >= maxWaitNanos;
-                if (ready && running < slots) {
-                    break;
-                }
-                if (!ready) {
-                    batch.changed.awaitNanos(maxWaitNanos - waited); // a member arrives or joins, or the wait ends
-                } else {
-                    waitingForSlot.add(batch); // still taking members while it waits
-                    try {
-                        batch.changed.await();
-                    } finally {
-                        waitingForSlot.remove(batch);
-                    }
-                }
+            try {
+                awaitSealing();
+            } catch (InterruptedException e) {
+                batch.running = false; // another member may lead: its waiters must not wait for a run that never comes
+                batch.changed.signalAll();
+                throw e;
             }
-            long sealed = System.nanoTime();
-            formingNanos += sealed - batch.created;
+            long ran = System.nanoTime();
+            formingNanos += ran - batch.created;
             seal(batch);
             running++;
-            long graceEnd = System.nanoTime() + readGraceNanos;
-            for (long left = readGraceNanos; batch.arrived < batch.members.size() && left > 0; left = graceEnd - System.nanoTime()) {
-                batch.changed.awaitNanos(left);
-            }
-            for (Member m : batch.members) {
-                m.evicted = !m.arrived;
-            }
             batches++;
             batchedRequests += batch.members.size();
-            long ran = System.nanoTime();
-            graceNanos += ran - sealed;
             lock.unlock();
             try {
                 pipeline.run(batch);
@@ -218,15 +178,35 @@ final class Batcher {
                 for (Batch waiting : waitingForSlot) {
                     waiting.changed.signalAll();
                 }
+                if (forming != null) {
+                    forming.changed.signalAll(); // its leader may be waiting out maxWait only because this one ran
+                }
             }
         }
 
-        /** {@return whether this member's body was read whole} */
-        boolean readOk() {
-            return readOk;
+        /** Waits, the lock held between waits, until the batch should be sealed and a run slot is free. */
+        private void awaitSealing() throws InterruptedException {
+            while (true) {
+                long waited = System.nanoTime() - batch.created;
+                boolean idle = running == 0; // nobody is known to be coming, so waiting would only add latency
+                boolean ready = batch.full || idle || waited >= maxWaitNanos;
+                if (ready && running < slots) {
+                    break;
+                }
+                if (!ready) {
+                    batch.changed.awaitNanos(maxWaitNanos - waited); // a member joins, a run ends, or the wait ends
+                } else {
+                    waitingForSlot.add(batch); // still taking members while it waits
+                    try {
+                        batch.changed.await();
+                    } finally {
+                        waitingForSlot.remove(batch);
+                    }
+                }
+            }
         }
 
-        /** Leaves the batch; the last member to leave closes its tensors. Once; after {@link #arrive}. */
+        /** Leaves the batch; the last member to leave closes its tensors. Once. */
         void leave() {
             boolean last;
             lock.lock();
@@ -235,11 +215,6 @@ final class Batcher {
                     return;
                 }
                 gone = true;
-                if (!arrived) {
-                    arrived = true;
-                    batch.arrived++;
-                    batch.changed.signalAll();
-                }
                 last = ++batch.left == batch.members.size(); // a leader running it has not left
                 if (last) {
                     seal(batch); // nobody may join a batch whose tensors are going
@@ -253,18 +228,40 @@ final class Batcher {
         }
     }
 
-    /** Reserves {@code rows} in the forming batch (a new one if there is none or they do not fit). */
-    Member join(int rows, Classifier.Failure failure) {
+    /**
+     * Puts a request whose body is in into a batch. Takes {@code body}, a {@code rows x 16} float32
+     * tensor: its rows are copied into the forming batch (a new one if there is none or they do not
+     * fit) and it is closed; a body of {@code maxRows} rows or more becomes the input of a batch of
+     * its own. Closed too if this throws.
+     *
+     * @param body    the request's rows, read whole
+     * @param failure a failure to inject into the batch's pipeline, or NONE
+     * @return the request's place in its batch; {@link Member#leave} it when done
+     */
+    Member join(OwnedHostTensor body, Classifier.Failure failure) {
+        int rows = Math.toIntExact(body.layout().shape(0));
+        boolean handedOver = false;
         lock.lock();
         try {
-            Batch batch = forming;
-            if (batch == null || batch.sealed || batch.rows + rows > batch.input.spec().layout().shape(0)) {
-                if (batch != null && !batch.sealed) {
-                    batch.full = true;
-                    batch.changed.signalAll();
+            Batch batch;
+            if (rows >= maxRows) {
+                batch = new Batch(body); // a batch of its own, never forming: nobody joins it
+                handedOver = true;
+                batch.full = true;
+                ownBatches++;
+            } else {
+                batch = forming;
+                if (batch == null || batch.sealed || batch.rows + rows > maxRows) {
+                    if (batch != null && !batch.sealed) {
+                        batch.full = true;
+                        batch.changed.signalAll();
+                    }
+                    batch = new Batch(pool.take(DLDataType.FLOAT32, maxRows, Classifier.FEATURES)); // a few atomic operations
+                    forming = batch;
                 }
-                batch = new Batch(Math.max(maxRows, rows)); // a pool take: a few atomic operations
-                forming = batch;
+                // Native to native, no heap: the bytes went from the socket into `body` through the request's chunk.
+                // Through the views, not raw segments: a pooled tensor's raw segment costs its release a handshake.
+                body.host().copyTo(batch.input.host().rows(batch.rows, batch.rows + rows));
             }
             Member member = new Member(batch, batch.rows, rows);
             batch.members.add(member);
@@ -272,13 +269,16 @@ final class Batcher {
             if (failure != Classifier.Failure.NONE) {
                 batch.failure = failure;
             }
-            if (batch.rows == batch.input.spec().layout().shape(0)) {
+            if (batch.rows == maxRows) {
                 batch.full = true;
             }
             batch.changed.signalAll();
             return member;
         } finally {
             lock.unlock();
+            if (!handedOver) {
+                body.close();
+            }
         }
     }
 
@@ -293,8 +293,8 @@ final class Batcher {
     String stats() {
         lock.lock();
         try {
-            return "batches=" + batches + " batchedRequests=" + batchedRequests + " formingRows=" + (forming == null ? 0 : forming.rows)
-                    + " batchFormingNanos=" + formingNanos + " batchGraceNanos=" + graceNanos + " batchRunNanos=" + runNanos;
+            return "batches=" + batches + " batchedRequests=" + batchedRequests + " ownBatches=" + ownBatches + " formingRows="
+                    + (forming == null ? 0 : forming.rows) + " batchFormingNanos=" + formingNanos + " batchRunNanos=" + runNanos;
         } finally {
             lock.unlock();
         }

@@ -17,9 +17,11 @@ import java.util.concurrent.atomic.LongAdder;
 import ai.onnxruntime.OrtException;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.cpu.HostTensorPool;
 import org.jdlpack.cpu.HostTensorView;
+import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.TensorStreams;
 
 /**
@@ -33,16 +35,16 @@ import org.jdlpack.cpu.TensorStreams;
  *   the next request), normalized and checked there, ONNX Runtime reading it in place, softmax and
  *   top-2 in Java
  * POST /classify?route=numpy        the same request and answer; NumPy's pre- and post-processing,
- *   requests batched ({@link Batcher}, {@link NumPyClassifier}): one ONNX Runtime run and two Python
- *   calls per batch
+ *   requests batched ({@link Batcher}, {@link NumPyClassifier}) once their body is in: one ONNX
+ *   Runtime run and two Python calls per batch
  *   200  X-Shape: ROWS,2   body: ROWS*2 int32 classes, then ROWS*2 float32 probabilities (top 2 per row)
  *   400  a wrong, repeated or missing X-Shape, a body of another length, NaN or infinity, another query
  *   404  another path under /classify (/classifyX, /classify/x)
- *   408  (numpy route) the body came too slowly: its batch ran without it
  *   500  ONNX Runtime or the Python step failed (the message names the step)
  *   503  (numpy route) no Python with NumPy here, or the server is stopping
  * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
- *                                   Runtime, idle scoring slots, batches, jdlpack's DLPackStats, one line
+ *                                   Runtime, idle scoring slots, bodies still coming, batches, jdlpack's
+ *                                   DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
@@ -56,12 +58,10 @@ public final class InferenceServer implements AutoCloseable {
 
     /** The most rows one request may carry: 4 MiB of float32 rows is 65,536; this allows four times that. */
     static final int MAX_ROWS = 1 << 18;
-    /** A batch's input: 8,192 rows (512 KiB), 128 requests of 64 rows; a larger request is a batch of its own. */
+    /** A batch's input: 8,192 rows (512 KiB), 128 requests of 64 rows; a request of as many or more is a batch of its own. */
     static final int MAX_BATCH_ROWS = 8192;
     static final long BATCH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private final long batchWaitNanos;
-    private final long readGraceNanos;
-    static final long READ_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final HttpServer http;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -80,11 +80,10 @@ public final class InferenceServer implements AutoCloseable {
     private final LongAdder serverErrors = new LongAdder();
     private final LongAdder aborted = new LongAdder();
     private final LongAdder requestNanos = new LongAdder();
+    private final LongAdder readingBodies = new LongAdder(); // requests whose body is still coming, both routes
 
-    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos, long readGraceNanos)
-            throws IOException, OrtException {
+    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
         this.batchWaitNanos = batchWaitNanos;
-        this.readGraceNanos = readGraceNanos;
         this.scorer = new Scorer(model, cores);
         this.javaRoute = new JavaClassifier(pool, scorer);
         this.slots = new ScoringSlots(pool, scorer.sharedBridge(), chunks, 128L << 20);
@@ -108,20 +107,16 @@ public final class InferenceServer implements AutoCloseable {
      * @throws OrtException if ONNX Runtime cannot load the model
      */
     public static InferenceServer start(int port, boolean failureInjection) throws IOException, OrtException {
-        return start(port, failureInjection, BATCH_WAIT_NANOS, READ_GRACE_NANOS);
+        return start(port, failureInjection, BATCH_WAIT_NANOS);
     }
 
-    /**
-     * {@link #start(int, boolean)} with another batch wait and read grace: tests that hold a batch
-     * open until its members are in, or that leave a slow member out.
-     */
-    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos, long readGraceNanos)
-            throws IOException, OrtException {
+    /** {@link #start(int, boolean)} with another batch wait (how long a batch takes members while another runs). */
+    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
         try (InputStream model = InferenceServer.class.getResourceAsStream("scorer.onnx")) {
             if (model == null) {
                 throw new IllegalStateException("scorer.onnx is missing from the examples jar");
             }
-            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos, readGraceNanos);
+            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos);
         }
     }
 
@@ -136,9 +131,10 @@ public final class InferenceServer implements AutoCloseable {
         long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
         Batcher b = batcher;
         return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
-                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(), aborted.sum(),
-                allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
-                b == null ? "batches=0 batchedRequests=0 formingRows=0" : b.stats(),
+                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d readingBodies=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(),
+                aborted.sum(), allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
+                readingBodies.sum(),
+                b == null ? "batches=0 batchedRequests=0 ownBatches=0 formingRows=0" : b.stats(),
                 DLPackStats.snapshot());
     }
 
@@ -213,7 +209,11 @@ public final class InferenceServer implements AutoCloseable {
         }
     }
 
-    /** The numpy route: the body into this request's rows of a batch, the answer from its rows of the batch's outputs. */
+    /**
+     * The numpy route: the body read whole into a pooled tensor of its own, then into a batch; the
+     * answer from its rows of the batch's outputs. Read before joining: a body still coming holds its
+     * own tensor and thread, never a batch, another request's answer or a run slot (issue 41).
+     */
     private void numpy(HttpExchange exchange, RequestShape shape, Classifier.Failure failure) throws IOException {
         Batcher batches = batcher();
         if (batches == null) {
@@ -221,58 +221,73 @@ public final class InferenceServer implements AutoCloseable {
             respond(exchange, 503, numpyMissing());
             return;
         }
-        byte[] chunk = chunks.take(); // dropped, not given back, if the join throws
-        Batcher.Member member = batches.join(shape.rows(), failure);
+        byte[] chunk = chunks.take();
         try {
+            OwnedHostTensor body = pool.take(DLDataType.FLOAT32, shape.rows(), Classifier.FEATURES);
+            boolean read = false;
             try {
-                read(exchange, member.rows(), shape, chunk);
-                member.arrive(true);
+                read(exchange, body.host(), shape, chunk);
+                read = true;
             } catch (Classifier.BadRequestException e) {
-                member.arrive(false);
                 respond(exchange, 400, e.getMessage());
                 return;
             } catch (IOException e) {
-                member.arrive(false);
-                aborted.increment();
+                aborted.increment(); // the client went away mid-body: nobody to answer, and no batch ever held it
                 return;
-            }
-            boolean included;
-            try {
-                included = member.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                respond(exchange, 503, "the server is stopping");
-                return;
-            }
-            if (!included) {
-                respond(exchange, 408, "the body came too slowly: its batch ran without it; send it at once, or use the default "
-                        + "route");
-                return;
-            }
-            Batcher.Batch batch = member.batch;
-            if (batch.error instanceof Classifier.StepFailedException e) {
-                respond(exchange, 500, e.getMessage());
-            } else if (batch.error != null || batch.probabilities == null) {
-                respond(exchange, 500, "the server failed: " + batch.error);
-            } else {
-                for (int r = 0; r < shape.rows(); r++) {
-                    if (batch.finite.host().getLong(member.offset + r) == 0) {
-                        respond(exchange, 400, "row " + r + " holds NaN or infinity");
-                        return;
-                    }
+            } finally {
+                if (!read) {
+                    body.close();
                 }
-                int to = member.offset + shape.rows();
-                sendAnswer(exchange, shape.rows(), chunk, batch.top.host().rows(member.offset, to),
-                        batch.probabilities.host().rows(member.offset, to));
+            }
+            Batcher.Member member = batches.join(body, failure); // takes the body: copied into the batch, or its input
+            try {
+                answer(exchange, member, chunk);
+            } finally {
+                member.leave();
             }
         } finally {
             chunks.giveBack(chunk);
-            member.leave();
         }
     }
 
-    /** Reads the body into {@code target}, through {@code chunk} (the socket stream's one copy). */
-    private static void read(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
+    /** Waits for the member's batch and writes its answer from the member's rows of the outputs. */
+    private void answer(HttpExchange exchange, Batcher.Member member, byte[] chunk) throws IOException {
+        try {
+            member.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            respond(exchange, 503, "the server is stopping");
+            return;
+        }
+        Batcher.Batch batch = member.batch;
+        if (batch.error instanceof Classifier.StepFailedException e) {
+            respond(exchange, 500, e.getMessage());
+        } else if (batch.error != null || batch.probabilities == null) {
+            respond(exchange, 500, "the server failed: " + batch.error);
+        } else {
+            for (int r = 0; r < member.rows; r++) {
+                if (batch.finite.host().getLong(member.offset + r) == 0) {
+                    respond(exchange, 400, "row " + r + " holds NaN or infinity");
+                    return;
+                }
+            }
+            int to = member.offset + member.rows;
+            sendAnswer(exchange, member.rows, chunk, batch.top.host().rows(member.offset, to),
+                    batch.probabilities.host().rows(member.offset, to));
+        }
+    }
+
+    /** Reads the body into {@code target}, through {@code chunk} (the socket stream's one copy); counted in readingBodies meanwhile. */
+    private void read(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
+        readingBodies.increment();
+        try {
+            readBody(exchange, target, shape, chunk);
+        } finally {
+            readingBodies.decrement();
+        }
+    }
+
+    private static void readBody(HttpExchange exchange, HostTensorView target, RequestShape shape, byte[] chunk) throws IOException {
         InputStream in = exchange.getRequestBody();
         Counted counted = shape.chunked() ? new Counted(in) : null;
         try {
@@ -356,7 +371,7 @@ public final class InferenceServer implements AutoCloseable {
             if (batcher == null && numpyMissing == null) {
                 try {
                     numpy = new NumPyClassifier(pool, scorer);
-                    batcher = new Batcher(pool, numpy, MAX_BATCH_ROWS, batchWaitNanos, readGraceNanos, cores);
+                    batcher = new Batcher(pool, numpy, MAX_BATCH_ROWS, batchWaitNanos, cores);
                 } catch (RuntimeException e) { // no Python, or no NumPy in it
                     numpyMissing = "the numpy route needs Python 3 with NumPy (apt-get install python3-numpy): "
                             + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
