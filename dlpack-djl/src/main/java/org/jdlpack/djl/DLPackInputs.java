@@ -21,13 +21,14 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * answer with a C++ {@code throw} (which nothing catches: the process aborts) or would take
  * silently wrong; then folds {@code byte_offset} into {@code data}.
  *
- * <p>What libtorch 2.7.1 does: it has only the legacy entry ({@code DLManagedTensor}; no
- * {@code fromDLPackVersioned}); it throws for lanes other than 1, for type codes and widths it has
- * no {@code ScalarType} for, and for a device it has no backend for; it ignores {@code byte_offset}
- * (the tensor would start {@code byte_offset} bytes early: silently shifted), so the offset is
- * folded into {@code data} before the call; a versioned export's {@code READ_ONLY} has no legacy
- * field to travel in and libtorch would let torch write anyway, so it is refused, named. Negative
- * strides are refused as in the 2.10 adapter. Only CPU device 0 is accepted: DJL's CPU natives.
+ * <p>What libtorch 2.7.1 does, found by calling it ungated in a child process: it has only the
+ * legacy entry ({@code DLManagedTensor}; no {@code fromDLPackVersioned}); it throws (exit 134)
+ * for lanes other than 1, for type codes it has no {@code ScalarType} for (every float8 code: its
+ * DLPack header predates them) and for a negative stride; it ignores {@code byte_offset} (a
+ * verbatim 16 over float32 reads elements 0.. instead of 4..: silently shifted), so the offset is
+ * folded into {@code data} before the call; it takes a CUDA pointer as a CUDA tensor. A versioned
+ * export's {@code READ_ONLY} has no legacy field to travel in and libtorch would let torch write
+ * anyway, so it is refused, named. Only CPU device 0 is accepted: DJL's CPU natives.
  */
 final class DLPackInputs {
 
@@ -110,8 +111,8 @@ final class DLPackInputs {
             }
             long stride = strides.getAtIndex(JAVA_LONG, d);
             if (stride < 0) {
-                throw new InvalidTensorException(what + ": strides[" + d + "] is " + stride + "; negative strides are refused "
-                        + "(torch cannot hold them). Copy the tensor into a compact one first");
+                throw new InvalidTensorException(what + ": strides[" + d + "] is " + stride + "; libtorch 2.7.1 refuses negative "
+                        + "strides (it throws, which would end the process). Copy the tensor into a compact one first");
             }
             try {
                 elements = Math.multiplyExact(elements, extent);
