@@ -62,7 +62,7 @@ class ModularJarsTest {
                 "module-info.class"))));
         assertThat(abiExports).containsOnly(
                 Map.entry("org.jdlpack.abi", "everyone"),
-                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.javacpp.pytorch, org.jdlpack.onnxruntime, org.jdlpack.opencl, "
+                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.djl, org.jdlpack.javacpp.pytorch, org.jdlpack.onnxruntime, org.jdlpack.opencl, "
                         + "org.jdlpack.python]"));
         Map<String, String> cpuExports = exports(ModuleDescriptor.read(ByteBuffer.wrap(read(root(MODULES.get("org.jdlpack.cpu")),
                 "module-info.class"))));
