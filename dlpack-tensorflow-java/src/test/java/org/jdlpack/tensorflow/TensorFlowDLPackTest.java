@@ -23,15 +23,21 @@ import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.tensorflow.Graph;
+import org.tensorflow.Session;
 import org.tensorflow.Tensor;
+import org.tensorflow.op.Ops;
 import org.tensorflow.ndarray.Shape;
 import org.tensorflow.ndarray.buffer.DataBuffers;
 import org.tensorflow.types.TBfloat16;
 import org.tensorflow.types.TBool;
 import org.tensorflow.types.TFloat16;
 import org.tensorflow.types.TFloat32;
+import org.tensorflow.types.TFloat64;
+import org.tensorflow.types.TInt32;
 import org.tensorflow.types.TInt64;
 import org.tensorflow.types.TString;
+import org.tensorflow.types.TUint16;
 import org.tensorflow.types.TUint8;
 import org.tensorflow.types.family.TType;
 
@@ -321,6 +327,75 @@ class TensorFlowDLPackTest {
             ExportedTensor consumed = owned.export(LEGACY);
             consumed.close();
             assertThatThrownBy(() -> DLPACK.toTensor(consumed)).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void float64Int32AndUint16BothWays() {
+        try (TFloat64 doubles = TFloat64.vectorOf(0.25, -1e300); TInt32 ints = TInt32.vectorOf(-7, 1 << 30);
+             TUint16 shorts = TUint16.vectorOf((short) 65535, (short) 2);
+             ImportedTensor d = DLPACK.importTensor(doubles); ImportedTensor i = DLPACK.importTensor(ints);
+             ImportedTensor u = DLPACK.importTensor(shorts);
+             OwnedHostTensor dCopy = OwnedHostTensor.copyOf(HostTensorView.of(d));
+             OwnedHostTensor iCopy = OwnedHostTensor.copyOf(HostTensorView.of(i));
+             OwnedHostTensor uCopy = OwnedHostTensor.copyOf(HostTensorView.of(u));
+             TFloat64 dBack = (TFloat64) DLPACK.toTensor(dCopy.export(LEGACY));
+             TInt32 iBack = (TInt32) DLPACK.toTensor(iCopy.export(LEGACY));
+             TUint16 uBack = (TUint16) DLPACK.toTensor(uCopy.export(LEGACY))) {
+            assertThat(d.layout().dtype()).isEqualTo(DLDataType.FLOAT64);
+            assertThat(i.layout().dtype()).isEqualTo(DLDataType.INT32);
+            assertThat(u.layout().dtype()).isEqualTo(DLDataType.UINT16);
+            assertThat(HostTensorView.of(u).getLong(0)).isEqualTo(65535);
+            assertThat(dBack.getDouble(1)).isEqualTo(-1e300);
+            assertThat(iBack.getInt(0)).isEqualTo(-7);
+            assertThat(uBack.getShort(0)).isEqualTo((short) 65535);
+        }
+    }
+
+    @Test
+    void aSessionComputesOverJavaMemoryAndJavaReadsItsResult() {
+        try (OwnedHostTensor owned = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4}, 2, 2);
+             TFloat32 x = (TFloat32) DLPACK.toTensor(owned.export(LEGACY));
+             Graph g = new Graph(); Session session = new Session(g)) {
+            Ops tf = Ops.create(g);
+            var input = tf.placeholder(TFloat32.class);
+            var product = tf.linalg.matMul(input, input);
+            try (var result = session.runner().feed(input, x).fetch(product).run();
+                 ImportedTensor view = DLPACK.importTensor(result.get(0))) {
+                assertThat(view.layout().shape()).containsExactly(2, 2);
+                assertThat(HostTensorView.of(view).getFloatAt(1, 1)).isEqualTo(22f); // 3*2 + 4*4
+            }
+        }
+    }
+
+    @Test
+    void tensorFlowTensorCollectedWhileItsExportLives() throws Exception {
+        ExportedTensor export = exportOfAForgottenTensor();
+        for (int i = 0; i < 20; i++) {
+            System.gc(); // JavaCPP deletes the TF_Tensor: the export's handle keeps the buffer
+            Thread.sleep(10);
+        }
+        try (ImportedTensor view = export.importTensor()) {
+            assertThat(HostTensorView.of(view).getLong(2)).isEqualTo(3L);
+        }
+        assertThat(DLPackStats.liveExportOwners()).isZero();
+    }
+
+    private static ExportedTensor exportOfAForgottenTensor() {
+        return DLPACK.export(TInt64.vectorOf(1, 2, 3)); // the tensor is never closed
+    }
+
+    @Test
+    void importClosedOnAnotherThreadDeletesTheHandleThere() throws Exception {
+        try (TFloat32 t = TFloat32.vectorOf(5f, 6f)) {
+            ImportedTensor view = DLPACK.importTensor(t, ImportLifetime.SHARED);
+            float read = CompletableFuture.supplyAsync(() -> {
+                try (view) {
+                    return HostTensorView.of(view).getFloat(1);
+                }
+            }).get();
+            assertThat(read).isEqualTo(6f);
+            assertThat(DLPackStats.liveExportOwners()).isZero();
         }
     }
 }
