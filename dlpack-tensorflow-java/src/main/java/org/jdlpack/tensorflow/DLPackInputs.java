@@ -20,14 +20,16 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * as TensorFlow will and refuses, with a Java exception naming the field, every input TensorFlow 2.18
  * would refuse, read wrongly, or accept and then abort the process on.
  *
- * <p>What TensorFlow 2.18 does: it reads the legacy {@code DLManagedTensor} only; it refuses
- * (through its status) a {@code byte_offset} other than 0, strides that are not compact row-major
- * (sizes 1 and 0 excepted), type codes and widths it has no {@code DataType} for, and devices other
- * than CPU and CUDA; it ignores lanes (a {@code float32x2} would be read as {@code float32}); a
- * negative extent or a shape of more than 254 dimensions fails a {@code CHECK} (the process aborts);
- * data that is not aligned to 64 bytes is accepted, and the first kernel that maps it fails
- * {@code CHECK(IsAligned())}. All of these are refused here; a strided, offset or misaligned tensor
- * is copied by the caller into an {@code OwnedHostTensor} (compact, 256-byte aligned) if wanted.
+ * <p>What TensorFlow 2.18 does, found by handing it each case in a child process: it reads the
+ * legacy {@code DLManagedTensor} only; it refuses through its status a {@code byte_offset} other
+ * than 0, strides that are not compact row-major (negative ones included; a size-1 dimension may
+ * have any stride) and float8; for a CUDA device it fails after wrapping the memory and calls the
+ * deleter; it accepts lanes 2 and reads them as scalars, and accepts CPU device 1; it accepts data
+ * aligned to 32 but not 64 bytes, and the first Session run over it ends the process
+ * ({@code Check failed: IsAligned()}). From its source: a negative extent or more than 254
+ * dimensions fails a {@code TensorShape} {@code CHECK}. All of these are refused here; a strided,
+ * offset or misaligned tensor is copied by the caller into an {@code OwnedHostTensor} (compact,
+ * 256-byte aligned) if wanted.
  */
 final class DLPackInputs {
 

@@ -32,7 +32,8 @@ import org.jdlpack.abi.plumbing.NativeAccess;
  * {@code TFE_DeleteTensorHandle}), a handle resolved to a {@code TF_Tensor}, statuses and the eager
  * context. One mangled C++ function, {@code tensorflow::TFE_HandleFromDLPack}, for which TensorFlow
  * 2.18 has no C entry; it reports refusals through its status rather than a C++ {@code throw},
- * but a shape it cannot hold fails a {@code CHECK} that aborts the process, so
+ * but it accepts inputs that later abort the process (data not aligned to 64 bytes fails
+ * {@code CHECK(IsAligned())} in the first kernel) or are read wrongly (lanes), so
  * {@link DLPackInputs} checks every field first.
  *
  * <p>Everything is bound when the class initializes, which {@link TensorFlowDLPack#get()} triggers;
