@@ -20,7 +20,8 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * as TensorFlow will and refuses, with a Java exception naming the field, every input TensorFlow 2.18
  * would refuse, read wrongly, or accept and then abort the process on.
  *
- * <p>What TensorFlow 2.18 does, found by handing it each case in a child process: it reads the
+ * <p>What TensorFlow 2.18 does, found by handing it each case
+ * directly in a probe (the alignment case in a child process): it reads the
  * legacy {@code DLManagedTensor} only; it refuses through its status a {@code byte_offset} other
  * than 0, strides that are not compact row-major (negative ones included; a size-1 dimension may
  * have any stride) and float8; for a CUDA device it fails after wrapping the memory and calls the
