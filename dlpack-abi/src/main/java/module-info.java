@@ -11,5 +11,5 @@ module org.jdlpack.abi {
     // name an owner's resource gives it in messages (dlpack-cpu's OwnedHostTensor).
     exports org.jdlpack.abi.plumbing to org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.arrow,
             org.jdlpack.onnxruntime, org.jdlpack.javacpp.pytorch,
-            org.jdlpack.djl;
+            org.jdlpack.djl, org.jdlpack.tensorflow;
 }
