@@ -5,6 +5,8 @@ import java.lang.invoke.VarHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jdlpack.abi.plumbing.Ledger;
+
 /**
  * The addresses of every managed tensor Java owns right now, so that the same foreign pointer is
  * never taken twice: two owners of one {@code DLManagedTensorVersioned*} would call its deleter
@@ -143,8 +145,13 @@ final class OwnedPointers {
         }
     }
 
+    /** {@return where the owner of {@code address} was created, when leak tracking recorded it; else null} */
+    private static Throwable creationSiteOf(long address) {
+        return Ledger.siteOf(o -> o instanceof Ownership owner && owner.address() == address && owner.state() == Ownership.OWNED);
+    }
+
     private static IllegalStateException alreadyOwned(ManagedTensorKind kind, long address) {
-        Throwable firstOwner = OwnershipCell.creationSiteOf(address);
+        Throwable firstOwner = creationSiteOf(address);
         String message = "the " + kind.structName() + " at 0x" + Long.toHexString(address) + " is already owned by Java (an "
                 + "ImportedTensor or ExportedTensor took it and has not released it); taking it again would call its "
                 + "deleter twice, so nothing was taken and nothing was called"

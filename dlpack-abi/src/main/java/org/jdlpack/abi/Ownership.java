@@ -6,7 +6,9 @@ package org.jdlpack.abi;
  * compare-and-set, so of any number of racing attempts exactly one wins; the winner drops the
  * pointer's claim in {@link OwnedPointers}.
  *
- * <p>Two kinds, because the safety net's kind can never be taken off the heap:
+ * <p>Two kinds, {@link OwnershipCell} and {@link PlainOwnership} (not a sealed list: that would make
+ * this interface name them, and {@link OwnedPointers}, which both use, asks of an owner only what
+ * this interface says), because the safety net's kind can never be taken off the heap:
  * {@link OwnershipCell} is also its own safety-net entry, a phantom reference, for owners that
  * can be forgotten (a handle, an imported tensor with an arena of its own), and the JIT always
  * keeps {@code java.lang.ref.Reference} objects on the heap; {@link PlainOwnership} is an ordinary
@@ -15,7 +17,7 @@ package org.jdlpack.abi;
  *
  * <p>Thread safety: every method may be called from any thread.
  */
-sealed interface Ownership permits OwnershipCell, PlainOwnership {
+interface Ownership {
 
     int OWNED = 0;
     int MOVED = 1;

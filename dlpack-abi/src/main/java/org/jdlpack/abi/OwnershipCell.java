@@ -128,11 +128,6 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
         }
     }
 
-    /** {@return where the cell owning {@code address} was created, when leak tracking recorded it; else null} */
-    static Throwable creationSiteOf(long address) {
-        return Ledger.siteOf(o -> o instanceof Ownership owner && owner.address() == address && owner.state() == OWNED);
-    }
-
     @Override
     public int state() {
         return (int) STATE.getVolatile(this);
