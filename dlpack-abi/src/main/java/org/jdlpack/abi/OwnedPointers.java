@@ -145,9 +145,22 @@ final class OwnedPointers {
         }
     }
 
+    /**
+     * What this table asks of the Java object that claimed an address, for the message that
+     * refuses a second claim: which address it holds and whether it still owns it. Every owner
+     * ({@link Ownership}) is one; defined here so that the table names no kind of owner.
+     */
+    interface Owner {
+        /** {@return the managed tensor's address} */
+        long address();
+
+        /** {@return whether this owner still owns the address: neither handed it on nor called its deleter} */
+        boolean ownsAddress();
+    }
+
     /** {@return where the owner of {@code address} was created, when leak tracking recorded it; else null} */
     private static Throwable creationSiteOf(long address) {
-        return Ledger.siteOf(o -> o instanceof Ownership owner && owner.address() == address && owner.state() == Ownership.OWNED);
+        return Ledger.siteOf(o -> o instanceof Owner owner && owner.address() == address && owner.ownsAddress());
     }
 
     private static IllegalStateException alreadyOwned(ManagedTensorKind kind, long address) {
