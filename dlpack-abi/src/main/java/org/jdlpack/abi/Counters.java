@@ -9,8 +9,9 @@ import org.jdlpack.abi.plumbing.ThreadStripes;
 /**
  * The process-wide counters behind {@code org.jdlpack.abi.DLPackStats}. Updated from any thread,
  * upcalls included; {@link LongAdder} keeps contended updates cheap. What can be counted where it
- * already lies is counted there when asked, not on the hot path: the owned managed tensors are
- * the claims in {@link OwnedPointers}.
+ * already lies is counted there when asked, not on the hot path, and not here: the owned managed
+ * tensors are the claims in {@code OwnedPointers}, which {@code DLPackStats} counts itself, so
+ * that the counters, which both sides update, know neither side.
  */
 final class Counters {
 
@@ -93,10 +94,5 @@ final class Counters {
     /** {@return bytes of export headers (struct, shape, strides) allocated with malloc and not yet freed} */
     static long exportHeaderBytes() {
         return EXPORTS.sum() & ((1L << EXPORT_SHIFT) - 1);
-    }
-
-    /** {@return managed tensors Java owns and has neither released nor handed on: the claims of {@link OwnedPointers}} */
-    static long ownedManagedTensors() {
-        return OwnedPointers.count();
     }
 }

@@ -54,7 +54,7 @@ public final class DLPackRuntime {
         if (exports != 0) {
             live.add(exports + " live exports (their consumers have not called the deleter)");
         }
-        long owned = Counters.ownedManagedTensors();
+        long owned = OwnedPointers.count();
         if (owned != 0) {
             live.add(owned + " owned managed tensors (ImportedTensor or ExportedTensor objects not closed)");
         }

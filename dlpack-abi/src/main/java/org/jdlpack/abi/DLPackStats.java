@@ -72,7 +72,7 @@ public final class DLPackStats {
      * imported or closed, and imported tensors not yet released}
      */
     public static long ownedManagedTensors() {
-        return Counters.ownedManagedTensors();
+        return OwnedPointers.count();
     }
 
     /**

@@ -18,6 +18,11 @@ import org.jdlpack.abi.plumbing.Upcalls;
  * ends the process: an export racing a release, or a consumer's stale second call, must find code
  * there.
  *
+ * <p>This class knows of an export only its registry slot and the {@link ExportHolder} the slot
+ * keeps: it lies below the export side ({@code ExportOwner}, which writes the stubs' addresses
+ * through {@code ManagedTensorWriter}) and below the import side, whose {@link ForeignDeleters}
+ * calls {@link #delete} directly for an export of ours.
+ *
  * <p>A deleter may be called on any thread, including native threads the JVM did not start, with
  * any locks held by the caller. It takes no lock of its own, and it never lets an exception
  * escape: an exception leaving an upcall ends the JVM. Failures are counted in {@link DLPackStats}
@@ -142,7 +147,7 @@ final class ExportDeleterUpcalls {
      */
     static void delete(ManagedTensorKind kind, long address) {
         try {
-            ExportOwner owner = null;
+            ExportHolder owner = null;
             if (address != 0) {
                 long id = NativeMemory.readLong(address + kind.managerCtxOffset());
                 owner = ExportRegistry.remove(id, kind, address);

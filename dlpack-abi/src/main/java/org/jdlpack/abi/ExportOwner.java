@@ -47,7 +47,7 @@ import org.jdlpack.abi.plumbing.OwnerName;
  *
  * <p>Thread safety: every method may be called from any thread, concurrently.
  */
-public final class ExportOwner implements AutoCloseable {
+public final class ExportOwner extends ExportHolder implements AutoCloseable {
 
     private static final VarHandle REFERENCES;
     private static final VarHandle JAVA_REFERENCE_DROPPED;
@@ -332,6 +332,7 @@ public final class ExportOwner implements AutoCloseable {
     }
 
     /** Drops one reference; runs the release action on the last. Never throws. */
+    @Override
     void dropReference() {
         long left = (long) REFERENCES.getAndAdd(this, -1L) - 1;
         if (left == 0) {

@@ -12,7 +12,9 @@ import org.jdlpack.abi.plumbing.ThreadStripes;
 /**
  * The live exports, in a table of slots indexed by the id written into their {@code manager_ctx}.
  * The slot, not the struct, says what to free and whom to release: a consumer may scribble over
- * the struct, but not over this table.
+ * the struct, but not over this table. Whom to release is an {@link ExportHolder}: the slot keeps
+ * it (the export's owner) reachable until the deleter runs, and knows no more of it than how to
+ * drop the export's reference, so the table and the deleter sit below the export side.
  *
  * <p>An id is {@code generation << 28 | slot}, always positive. Each slot's state
  * ({@code generation << 2 | phase}) moves FREE, RESERVED, LIVE, FREE, ..., and the generation
@@ -77,7 +79,7 @@ final class ExportRegistry {
 
         /** Plain words, but for the state: its release write and volatile read publish the others. Words 0-4 of a slot are used. */
         private final long[] words = new long[ROOM + PAGE_SIZE * STRIDE];
-        private final ExportOwner[] owners = new ExportOwner[OWNER_ROOM + PAGE_SIZE * OWNER_STRIDE];
+        private final ExportHolder[] owners = new ExportHolder[OWNER_ROOM + PAGE_SIZE * OWNER_STRIDE];
 
         long state(int i) {
             return (long) WORDS.getVolatile(words, ROOM + i * STRIDE + STATE);
@@ -93,7 +95,7 @@ final class ExportRegistry {
         }
 
         /** Fills a reserved slot; {@link #setState} then publishes it. */
-        void fill(int i, ExportOwner owner, long address, long headerBytes, ManagedTensorKind kind) {
+        void fill(int i, ExportHolder owner, long address, long headerBytes, ManagedTensorKind kind) {
             owners[OWNER_ROOM + i * OWNER_STRIDE] = owner;
             words[ROOM + i * STRIDE + ADDRESS] = address;
             words[ROOM + i * STRIDE + HEADER_BYTES] = headerBytes;
@@ -113,8 +115,8 @@ final class ExportRegistry {
         }
 
         /** Takes the owner out, so that the table no longer keeps it reachable. */
-        ExportOwner takeOwner(int i) {
-            ExportOwner owner = owners[OWNER_ROOM + i * OWNER_STRIDE];
+        ExportHolder takeOwner(int i) {
+            ExportHolder owner = owners[OWNER_ROOM + i * OWNER_STRIDE];
             owners[OWNER_ROOM + i * OWNER_STRIDE] = null;
             return owner;
         }
@@ -222,7 +224,7 @@ final class ExportRegistry {
     }
 
     /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
-    static void publish(long id, ExportOwner owner, ManagedTensorKind kind, long address, long headerBytes) {
+    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long address, long headerBytes) {
         int slot = (int) (id & SLOT_MASK);
         Page page = PAGES.get(slot >>> PAGE_BITS);
         int i = slot & (PAGE_SIZE - 1);
@@ -249,7 +251,7 @@ final class ExportRegistry {
      *
      * @return its owner, or null for an unknown id, a mismatched address or kind, or a second call
      */
-    static ExportOwner remove(long id, ManagedTensorKind kind, long address) {
+    static ExportHolder remove(long id, ManagedTensorKind kind, long address) {
         if (id <= 0) {
             return null;
         }
@@ -271,7 +273,7 @@ final class ExportRegistry {
         if (!page.replaceState(i, live, generation << 2 | FREE)) {
             return null; // another deleter call won
         }
-        ExportOwner owner = page.takeOwner(i);
+        ExportHolder owner = page.takeOwner(i);
         long headerBytes = page.headerBytes(i);
         push(STACKS[ThreadStripes.current()], (int) slot);
         HeaderQuarantine.retire(address, headerBytes);

@@ -6,7 +6,13 @@ import org.jdlpack.abi.plumbing.Diagnostics;
 import org.jdlpack.abi.plumbing.NativeAccess;
 
 /**
- * Calls the deleter of a managed tensor Java owns: the consumer's side of the contract.
+ * Calls the deleter of a managed tensor Java owns: the consumer's side of the contract, and the
+ * one place that dispatches on who made the tensor. A tensor of our own (an export imported back,
+ * or an {@code ExportedTensor} withdrawn) goes straight to {@link ExportDeleterUpcalls#delete},
+ * skipping a downcall that would only upcall back; any other goes to its deleter by downcall. Both
+ * this and the deleter it short-cuts to sit below the import and the export sides: the deleter
+ * reaches an export's owner only through the registry's {@link ExportHolder}, so the import side
+ * calling it here never names the export side.
  */
 final class ForeignDeleters {
 

@@ -5,6 +5,8 @@ import java.lang.invoke.VarHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jdlpack.abi.plumbing.Ledger;
+
 /**
  * The addresses of every managed tensor Java owns right now, so that the same foreign pointer is
  * never taken twice: two owners of one {@code DLManagedTensorVersioned*} would call its deleter
@@ -143,8 +145,26 @@ final class OwnedPointers {
         }
     }
 
+    /**
+     * What this table asks of the Java object that claimed an address, for the message that
+     * refuses a second claim: which address it holds and whether it still owns it. Every owner
+     * ({@link Ownership}) is one; defined here so that the table names no kind of owner.
+     */
+    interface Owner {
+        /** {@return the managed tensor's address} */
+        long address();
+
+        /** {@return whether this owner still owns the address: neither handed it on nor called its deleter} */
+        boolean ownsAddress();
+    }
+
+    /** {@return where the owner of {@code address} was created, when leak tracking recorded it; else null} */
+    private static Throwable creationSiteOf(long address) {
+        return Ledger.siteOf(o -> o instanceof Owner owner && owner.address() == address && owner.ownsAddress());
+    }
+
     private static IllegalStateException alreadyOwned(ManagedTensorKind kind, long address) {
-        Throwable firstOwner = OwnershipCell.creationSiteOf(address);
+        Throwable firstOwner = creationSiteOf(address);
         String message = "the " + kind.structName() + " at 0x" + Long.toHexString(address) + " is already owned by Java (an "
                 + "ImportedTensor or ExportedTensor took it and has not released it); taking it again would call its "
                 + "deleter twice, so nothing was taken and nothing was called"

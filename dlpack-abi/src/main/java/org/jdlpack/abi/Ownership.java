@@ -4,18 +4,23 @@ package org.jdlpack.abi;
  * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then
  * exactly one of MOVED (handed to someone else) or DELETED (deleter called). Each transition is a
  * compare-and-set, so of any number of racing attempts exactly one wins; the winner drops the
- * pointer's claim in {@link OwnedPointers}.
+ * pointer's claim in {@link OwnedPointers} (before the deleter, when it calls one) or, handing
+ * over, passes the claim on.
  *
- * <p>Two kinds, because the safety net's kind can never be taken off the heap:
- * {@link OwnershipCell} is also its own safety-net entry, a phantom reference, for owners that
- * can be forgotten (a handle, an imported tensor with an arena of its own), and the JIT always
- * keeps {@code java.lang.ref.Reference} objects on the heap; {@link PlainOwnership} is an ordinary
- * object for owners that cannot be forgotten (a scoped import, an import into a caller's arena),
- * which escape analysis removes when the import is inlined.
+ * <p>The state machine is written once, here ({@link #move}, {@link #handOver},
+ * {@link #callDeleter}); an implementation says only where its state word lives and what leaving
+ * OWNED settles for it ({@link #leave}). Two kinds, because the safety net's kind can never be
+ * taken off the heap: {@link OwnershipCell} is also its own safety-net entry, a phantom reference,
+ * for owners that can be forgotten (a handle, an imported tensor with an arena of its own), and the
+ * JIT always keeps {@code java.lang.ref.Reference} objects on the heap; {@link PlainOwnership} is an
+ * ordinary object for owners that cannot be forgotten (a scoped import, an import into a caller's
+ * arena), which escape analysis removes when the import is inlined. Not sealed: that would make
+ * this interface name its kinds, which use {@link OwnedPointers}, which asks of an owner only what
+ * {@link OwnedPointers.Owner} says.
  *
  * <p>Thread safety: every method may be called from any thread.
  */
-sealed interface Ownership permits OwnershipCell, PlainOwnership {
+interface Ownership extends OwnedPointers.Owner {
 
     int OWNED = 0;
     int MOVED = 1;
@@ -24,14 +29,29 @@ sealed interface Ownership permits OwnershipCell, PlainOwnership {
     /** {@return which struct the pointer points to} */
     ManagedTensorKind kind();
 
-    /** {@return the managed tensor's address} */
-    long address();
-
     /** {@return OWNED, MOVED or DELETED} */
     int state();
 
+    /** {@return this owner's entry in {@link OwnedPointers}: what {@link OwnedPointers#claim} returned for the address} */
+    int ticket();
+
+    /**
+     * For the implementations, not the callers: the one compare-and-set from OWNED to {@code to}
+     * on this owner's state word and, when it wins, what this kind settles on leaving OWNED (its
+     * ledger entry). Nothing else: the claim and the deleter are the state machine's.
+     *
+     * @return whether this call won
+     */
+    boolean leave(int to);
+
     /** Gives up ownership without calling the deleter: the pointer leaves Java (consumed by native code). {@return whether this call won} */
-    boolean move();
+    default boolean move() {
+        if (!leave(MOVED)) {
+            return false;
+        }
+        OwnedPointers.drop(address(), ticket());
+        return true;
+    }
 
     /**
      * Gives up ownership to another owner inside Java, keeping the claim on the address for it, so
@@ -39,8 +59,23 @@ sealed interface Ownership permits OwnershipCell, PlainOwnership {
      *
      * @return the ticket for the next owner, or {@link Integer#MIN_VALUE} if this one no longer owns the pointer
      */
-    int handOver();
+    default int handOver() {
+        return leave(MOVED) ? ticket() : Integer.MIN_VALUE;
+    }
 
     /** Calls the deleter, unless ownership already moved or the deleter was called. Never throws. {@return whether this call won} */
-    boolean callDeleter();
+    default boolean callDeleter() {
+        if (!leave(DELETED)) {
+            return false;
+        }
+        // Before the deleter: the producer may reuse the address for its next tensor at once.
+        OwnedPointers.drop(address(), ticket());
+        ForeignDeleters.call(kind(), address());
+        return true;
+    }
+
+    @Override
+    default boolean ownsAddress() {
+        return state() == OWNED;
+    }
 }

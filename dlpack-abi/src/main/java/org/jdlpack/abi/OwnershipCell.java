@@ -7,9 +7,8 @@ import org.jdlpack.abi.plumbing.Ledger;
 
 
 /**
- * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then
- * exactly one of MOVED (handed to someone else) or DELETED (deleter called). The transition is a
- * compare-and-set, so of any number of racing attempts exactly one wins.
+ * The ownership of a pointer whose owner can be forgotten: the state word of {@link Ownership}'s
+ * state machine, which holds the transitions.
  *
  * <p>The cell is also its own {@link Ledger} entry: a phantom reference to the object whose
  * unreachability means "forgotten" (a handle, or the scope of an imported tensor's arena). One
@@ -85,38 +84,18 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
     }
 
     @Override
-    public boolean move() {
-        if (STATE.compareAndSet(this, OWNED, MOVED)) {
-            leaveOwnedState();
-            OwnedPointers.drop(address, ticket);
+    public int ticket() {
+        return ticket;
+    }
+
+    /** Leaving OWNED settles the cell's ledger entry: the safety net no longer watches it. */
+    @Override
+    public boolean leave(int to) {
+        if (STATE.compareAndSet(this, OWNED, to)) {
+            settle();
             return true;
         }
         return false;
-    }
-
-    @Override
-    public int handOver() {
-        if (STATE.compareAndSet(this, OWNED, MOVED)) {
-            leaveOwnedState();
-            return ticket;
-        }
-        return Integer.MIN_VALUE;
-    }
-
-    @Override
-    public boolean callDeleter() {
-        if (STATE.compareAndSet(this, OWNED, DELETED)) {
-            leaveOwnedState();
-            // Before the deleter: the producer may reuse the address for its next tensor at once.
-            OwnedPointers.drop(address, ticket);
-            ForeignDeleters.call(kind, address);
-            return true;
-        }
-        return false;
-    }
-
-    private void leaveOwnedState() {
-        settle();
     }
 
     /** The safety net: the owner was forgotten while it still owned the pointer. */
@@ -126,11 +105,6 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
         if (callDeleter()) {
             Ledger.reportLeak(what, creationSite());
         }
-    }
-
-    /** {@return where the cell owning {@code address} was created, when leak tracking recorded it; else null} */
-    static Throwable creationSiteOf(long address) {
-        return Ledger.siteOf(o -> o instanceof Ownership owner && owner.address() == address && owner.state() == OWNED);
     }
 
     @Override

@@ -12,6 +12,8 @@ import org.jdlpack.abi.plumbing.Ledger;
  * {@link OwnershipCell}), so that a scoped import inlined into its caller allocates nothing.
  * With leak tracking on it is listed, with its creation site, until its state leaves OWNED.
  *
+ * The transitions are {@link Ownership}'s; this class is the state word and the tracking.
+ *
  * <p>Thread safety: as {@link Ownership}.
  */
 final class PlainOwnership implements Ownership {
@@ -61,31 +63,15 @@ final class PlainOwnership implements Ownership {
     }
 
     @Override
-    public boolean move() {
-        if (STATE.compareAndSet(this, OWNED, MOVED)) {
-            Ledger.untrack(this);
-            OwnedPointers.drop(address, ticket);
-            return true;
-        }
-        return false;
+    public int ticket() {
+        return ticket;
     }
 
+    /** Leaving OWNED takes this owner off leak tracking's list. */
     @Override
-    public int handOver() {
-        if (STATE.compareAndSet(this, OWNED, MOVED)) {
+    public boolean leave(int to) {
+        if (STATE.compareAndSet(this, OWNED, to)) {
             Ledger.untrack(this);
-            return ticket;
-        }
-        return Integer.MIN_VALUE;
-    }
-
-    @Override
-    public boolean callDeleter() {
-        if (STATE.compareAndSet(this, OWNED, DELETED)) {
-            Ledger.untrack(this);
-            // Before the deleter: the producer may reuse the address for its next tensor at once.
-            OwnedPointers.drop(address, ticket);
-            ForeignDeleters.call(kind, address);
             return true;
         }
         return false;
