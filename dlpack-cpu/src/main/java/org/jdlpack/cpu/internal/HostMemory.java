@@ -20,10 +20,18 @@ public final class HostMemory {
 
     /** The two readings, implemented by {@code OwnedHostTensor}. */
     public interface Access {
-        /** {@return the bytes the elements reach, element 0 first where no stride is negative, unchecked} @param tensor the tensor */
+        /**
+         * {@return the bytes the elements reach, element 0 first where no stride is negative, unchecked}
+         *
+         * @param tensor the tensor
+         */
         MemorySegment elements(OwnedHostTensor tensor);
 
-        /** {@return the caller's segment of a wrapped tensor, or null} @param tensor the tensor */
+        /**
+         * {@return the caller's segment of a wrapped tensor, or null}
+         *
+         * @param tensor the tensor
+         */
         MemorySegment wrapped(OwnedHostTensor tensor);
     }
 
