@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOptions;
@@ -241,6 +242,16 @@ public final class OrtCApiSession implements AutoCloseable {
     }
 
     /**
+     * Each thread's native scratch for making a value: the out slot and the dims, so that making
+     * one opens no arena. Used only between two statements of one thread, never across a call out.
+     */
+    private static final class Scratch {
+        static final int RANKS = 31;
+        static final ThreadLocal<MemorySegment> SEGMENT = ThreadLocal.withInitial(
+                () -> Arena.ofAuto().allocate(JAVA_LONG, RANKS + 1));
+    }
+
+    /**
      * An {@code OrtValue} over an {@link OwnedHostTensor}'s memory, with a reference on that memory
      * (an export whose pointer never leaves this object) until the value is released: at
      * {@link #close()}, or at the end of the last run holding it. The value is released first, the
@@ -259,11 +270,12 @@ public final class OrtCApiSession implements AutoCloseable {
         private final TensorLayout layout;
         private final Lease lease;
 
-        private Tensor(long value, TensorLayout layout, String source, long hold) {
+        private Tensor(long value, TensorLayout layout, Supplier<String> source, long hold) {
             this.value = value;
             this.layout = layout;
-            String name = "OrtCApiSession.Tensor[" + layout + " from " + source + "]";
-            this.lease = new Lease(true, this, new Release(this, () -> name, () -> {
+            // Made only when a report needs it; neither the name nor the action may reach this object.
+            Supplier<String> name = () -> "OrtCApiSession.Tensor[" + layout + " from " + source.get() + "]";
+            this.lease = new Lease(true, this, new Release(this, name, () -> {
                 try {
                     OrtApi.releaseValue(value);
                 } finally {
@@ -276,34 +288,44 @@ public final class OrtCApiSession implements AutoCloseable {
             Objects.requireNonNull(tensor, "tensor");
             OrtApi.require();
             TensorLayout layout = tensor.layout();
-            String source = tensor.toString();
+            Supplier<String> source = tensor::toString;
             if (!tensor.device().isHostAccessible()) {
-                throw new UnsupportedDeviceException(tensor.device(), source + " is on " + tensor.device()
+                throw new UnsupportedDeviceException(tensor.device(), source.get() + " is on " + tensor.device()
                         + ", which ONNX Runtime's CPU sessions cannot read; copy it to host memory first");
             }
             DLDataType dtype = layout.dtype();
             int type = OnnxElementTypes.of(dtype);
             if (type == OnnxElementTypes.UNDEFINED) {
-                throw OnnxElementTypes.refusal(dtype, source);
+                throw OnnxElementTypes.refusal(dtype, source.get());
             }
             if (!layout.isCompactRowMajor()) {
-                throw new IllegalArgumentException(source + " is not compact row-major (strides " + Arrays.toString(layout.strides())
+                throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
                         + "), and ONNX Runtime reads and writes compact tensors; copy it into a compact one");
             }
             MemorySegment wrapped = HostMemory.wrapped(tensor);
             if (wrapped != null && wrapped.byteSize() != 0) {
-                throw new IllegalArgumentException(source + " wraps memory it does not own (OwnedHostTensor.wrap), whose arena "
+                throw new IllegalArgumentException(source.get() + " wraps memory it does not own (OwnedHostTensor.wrap), whose arena "
                         + "could close while ONNX Runtime reads it; the C route takes tensors that own their memory "
                         + "(OwnedHostTensor.allocate or copyOf), or use OrtBridge, which holds the wrapped segment per run");
             }
             long[] shape = layout.shape();
             long hold = tensor.exportPointer(ExportOptions.VERSIONED).address(); // the memory's reference, for as long as ORT may use it
-            try (Arena arena = Arena.ofConfined()) {
+            try {
                 MemorySegment data = HostMemory.elements(tensor); // under the hold
-                MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(shape.length, 1));
-                MemorySegment.copy(shape, 0, dims, JAVA_LONG, 0, shape.length);
-                long value = OrtApi.createTensorWithData(CpuMemory.INFO, data.address(), data.byteSize(), dims, shape.length, type,
-                        arena.allocate(JAVA_LONG));
+                long value;
+                if (shape.length < Scratch.RANKS) {
+                    MemorySegment scratch = Scratch.SEGMENT.get(); // [0]: the out slot, [1..]: the dims
+                    MemorySegment.copy(shape, 0, scratch, JAVA_LONG, 8, shape.length);
+                    value = OrtApi.createTensorWithData(CpuMemory.INFO, data.address(), data.byteSize(), scratch.asSlice(8),
+                            shape.length, type, scratch);
+                } else {
+                    try (Arena arena = Arena.ofConfined()) {
+                        MemorySegment dims = arena.allocate(JAVA_LONG, shape.length);
+                        MemorySegment.copy(shape, 0, dims, JAVA_LONG, 0, shape.length);
+                        value = OrtApi.createTensorWithData(CpuMemory.INFO, data.address(), data.byteSize(), dims, shape.length,
+                                type, arena.allocate(JAVA_LONG));
+                    }
+                }
                 return new Tensor(value, layout, source, hold);
             } catch (RuntimeException | Error e) {
                 ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(hold));
