@@ -89,6 +89,19 @@ class OrtCApiSessionTest {
     }
 
     @Test
+    void theValueIsOverTheTensorsOwnMemoryWithItsTypeAndShape() {
+        try (OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.UINT64, 3, 5);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            assertThat(OrtApi.tensorMutableData(xt.value(), out)).isEqualTo(HostMemory.elements(x).address()); // zero copy
+            OrtApi.TypeAndShape typeAndShape = OrtApi.typeAndShape(xt.value(), out);
+            assertThat(typeAndShape.elementType()).isEqualTo(13); // ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64
+            assertThat(typeAndShape.shape()).containsExactly(3, 5);
+        }
+    }
+
+    @Test
     void tinyFromItsPathMatchesTheModelByHandOverReusedTensors() throws URISyntaxException {
         Path tiny = Path.of(OrtCApiSessionTest.class.getResource("tiny.onnx").toURI());
         float[] x = {1, 2, 3, 4, 5, 6, 7, 8};
