@@ -4,9 +4,11 @@
  * memory jdlpack owns and exports, and lifetimes ordered so that ONNX Runtime never reads freed
  * memory.
  *
- * <p>Uses ONNX Runtime's public Java API only (no restricted calls of its own); jdlpack itself
- * needs {@code --enable-native-access=org.jdlpack.abi}, and ONNX Runtime, whose jar is the
- * automatic module {@code com.microsoft.onnxruntime}, loads its JNI library as usual.
+ * <p>The bridge uses ONNX Runtime's public Java API only (no restricted calls of its own); jdlpack
+ * itself needs {@code --enable-native-access=org.jdlpack.abi}, and ONNX Runtime, whose jar is the
+ * automatic module {@code com.microsoft.onnxruntime}, loads its JNI library as usual. The C route
+ * ({@code OrtCApiSession}) binds ONNX Runtime's C API from that same library and needs
+ * {@code --enable-native-access=org.jdlpack.onnxruntime} too.
  */
 // ONNX Runtime's jar has no module descriptor: its types appear in this API, so users need it read too.
 @SuppressWarnings({"requires-automatic", "requires-transitive-automatic"})

@@ -13,6 +13,9 @@
  *       for the bridge's runs in flight.</li>
  *   <li>{@link org.jdlpack.onnxruntime.CopiedOutputs}: outputs ONNX Runtime allocated itself,
  *       copied into exportable tensors.</li>
+ *   <li>{@link org.jdlpack.onnxruntime.OrtCApiSession}: the C route, ONNX Runtime's C API through
+ *       FFM, for what the Java API cannot do (tensors over 2 GiB, uint16/32/64 and float8, runs
+ *       without maps); its failures are {@link org.jdlpack.onnxruntime.OrtStatusException}s.</li>
  * </ul>
  *
  * <p>ONNX Runtime reads and writes tensor memory through raw pointers, outside the FFM runtime's

@@ -1,0 +1,117 @@
+package org.jdlpack.benchmarks;
+
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import ai.onnxruntime.OnnxJavaType;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.onnxruntime.OrtCApiSession;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand, in
+ * one process over the same memory and the same model ({@code tiny.onnx}: x [2,4] to y [2,3], one
+ * intra-op thread): one run with its input and pinned output reused, and making and releasing one
+ * input tensor. Run with {@code -prof gc} for the heap bytes per operation.
+ *
+ * <pre>java --enable-native-access=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar OrtCApiBenchmark -prof gc</pre>
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class OrtCApiBenchmark {
+
+    private OrtSession javaSession;
+    private OwnedHostTensor x;
+    private OwnedHostTensor y;
+    private OnnxTensor xJava;
+    private OnnxTensor yJava;
+    private Map<String, OnnxTensor> javaInputs;
+    private Map<String, OnnxTensor> javaOutputs;
+    private OrtCApiSession cSession;
+    private OrtCApiSession.Tensor xC;
+    private OrtCApiSession.Tensor yC;
+    private OrtCApiSession.Run cRun;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        Path model = Path.of(System.getProperty("jdlpack.tiny",
+                "dlpack-onnxruntime/src/test/resources/org/jdlpack/onnxruntime/tiny.onnx"));
+        OrtEnvironment env = OrtEnvironment.getEnvironment();
+        OrtSession.SessionOptions options = new OrtSession.SessionOptions();
+        options.setIntraOpNumThreads(1);
+        javaSession = env.createSession(Files.readAllBytes(model), options);
+        x = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6, 7, 8}, 2, 4);
+        y = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3);
+        xJava = OnnxTensor.createTensor(env, x.host().segment().asByteBuffer().order(ByteOrder.nativeOrder()),
+                new long[] {2, 4}, OnnxJavaType.FLOAT);
+        yJava = OnnxTensor.createTensor(env, y.host().segment().asByteBuffer().order(ByteOrder.nativeOrder()),
+                new long[] {2, 3}, OnnxJavaType.FLOAT);
+        javaInputs = Map.of("x", xJava);
+        javaOutputs = Map.of("y", yJava);
+        cSession = OrtCApiSession.open(model, 1);
+        xC = OrtCApiSession.tensor(x);
+        yC = OrtCApiSession.tensor(y);
+        cRun = cSession.prepare(Map.of("x", xC), Map.of("y", yC));
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws OrtException {
+        cRun.close();
+        xC.close();
+        yC.close();
+        cSession.close();
+        xJava.close();
+        yJava.close();
+        javaSession.close();
+        x.close();
+        y.close();
+    }
+
+    /** ONNX Runtime Java: the reused OnnxTensors, the output pinned, the maps built once. */
+    @Benchmark
+    public void runJavaApi() throws OrtException {
+        javaSession.run(javaInputs, javaOutputs).close();
+    }
+
+    /** The C route: one prepared {@code Run} call, session and tensors held for its duration. */
+    @Benchmark
+    public void runCApi() {
+        cRun.run();
+    }
+
+    /** ONNX Runtime Java: an OnnxTensor over the input's memory, made and closed. */
+    @Benchmark
+    public void tensorJavaApi() throws OrtException {
+        OnnxTensor.createTensor(OrtEnvironment.getEnvironment(), x.host().segment().asByteBuffer().order(ByteOrder.nativeOrder()),
+                new long[] {2, 4}, OnnxJavaType.FLOAT).close();
+    }
+
+    /** The C route: an OrtValue over the input's memory, with its hold, made and released. */
+    @Benchmark
+    public void tensorCApi() {
+        OrtCApiSession.tensor(x).close();
+    }
+}

@@ -1,0 +1,226 @@
+package org.jdlpack.onnxruntime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.Stream;
+
+import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.cpu.internal.HostMemory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The C route: the bound C API, runs of every element type, failures as exceptions, and every native object released once. */
+class OrtCApiSessionTest {
+
+    private long values;
+    private long sessions;
+    private long options;
+    private long infos;
+
+    @BeforeEach
+    void counts() {
+        OrtApi.require();
+        values = OrtApi.LIVE_VALUES.get();
+        sessions = OrtApi.LIVE_SESSIONS.get();
+        options = OrtApi.LIVE_SESSION_OPTIONS.get();
+        infos = OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get();
+    }
+
+    @AfterEach
+    void everythingReleased() {
+        assertThat(OrtApi.LIVE_VALUES.get()).as("OrtValues alive").isEqualTo(values);
+        assertThat(OrtApi.LIVE_SESSIONS.get()).as("OrtSessions alive").isEqualTo(sessions);
+        assertThat(OrtApi.LIVE_SESSION_OPTIONS.get()).as("OrtSessionOptions alive").isEqualTo(options);
+        assertThat(OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get()).as("OrtTensorTypeAndShapeInfos alive").isEqualTo(infos);
+    }
+
+    @Test
+    void bindsTheLibraryOnnxRuntimeJavaLoadedAtItsVersion() {
+        assertThat(OrtApi.BOUND.failure()).isNull();
+        assertThat(OrtApi.BOUND.version()).isEqualTo("1.23.2");
+        assertThat(OrtApi.BOUND.library()).contains("libonnxruntime.so");
+    }
+
+    static Stream<Arguments> types() {
+        return Stream.of(
+                Arguments.of(DLDataType.FLOAT32, 1), Arguments.of(DLDataType.UINT8, 2), Arguments.of(DLDataType.INT8, 3),
+                Arguments.of(DLDataType.UINT16, 4), Arguments.of(DLDataType.INT16, 5), Arguments.of(DLDataType.INT32, 6),
+                Arguments.of(DLDataType.INT64, 7), Arguments.of(DLDataType.BOOL, 9), Arguments.of(DLDataType.FLOAT16, 10),
+                Arguments.of(DLDataType.FLOAT64, 11), Arguments.of(DLDataType.UINT32, 12), Arguments.of(DLDataType.UINT64, 13),
+                Arguments.of(DLDataType.BFLOAT16, 16),
+                Arguments.of(new DLDataType(DLDataTypeCode.FLOAT8_E4M3FN, 8, 1), 17),
+                Arguments.of(new DLDataType(DLDataTypeCode.FLOAT8_E4M3FNUZ, 8, 1), 18),
+                Arguments.of(new DLDataType(DLDataTypeCode.FLOAT8_E5M2, 8, 1), 19),
+                Arguments.of(new DLDataType(DLDataTypeCode.FLOAT8_E5M2FNUZ, 8, 1), 20));
+    }
+
+    @ParameterizedTest
+    @MethodSource("types")
+    void identityOfEveryTypeReadsTheInputAndWritesThePinnedOutputInPlace(DLDataType dtype, int onnxType) {
+        assertThat(OnnxElementTypes.of(dtype)).isEqualTo(onnxType);
+        int n = 24;
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(onnxType), 1);
+             OwnedHostTensor x = OwnedHostTensor.allocate(dtype, n);
+             OwnedHostTensor y = OwnedHostTensor.allocate(dtype, n)) {
+            MemorySegment xBytes = HostMemory.elements(x);
+            for (long i = 0; i < xBytes.byteSize(); i++) {
+                // valid values of every type: bools 0/1, the rest small bytes (no float8 NaN patterns that ORT could canonicalize)
+                xBytes.set(ValueLayout.JAVA_BYTE, i, (byte) (dtype.code() == DLDataTypeCode.BOOL ? i % 2 : (i * 7 + 1) % 64));
+            }
+            try (OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x); OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+                session.run(Map.of("x", xt), Map.of("y", yt));
+            }
+            assertThat(HostMemory.elements(y).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(xBytes.toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    @Test
+    void theValueIsOverTheTensorsOwnMemoryWithItsTypeAndShape() {
+        try (OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.UINT64, 3, 5);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            assertThat(OrtApi.tensorMutableData(xt.value(), out)).isEqualTo(HostMemory.elements(x).address()); // zero copy
+            OrtApi.TypeAndShape typeAndShape = OrtApi.typeAndShape(xt.value(), out);
+            assertThat(typeAndShape.elementType()).isEqualTo(13); // ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64
+            assertThat(typeAndShape.shape()).containsExactly(3, 5);
+        }
+    }
+
+    @Test
+    void tinyFromItsPathMatchesTheModelByHandOverReusedTensors() throws URISyntaxException {
+        Path tiny = Path.of(OrtCApiSessionTest.class.getResource("tiny.onnx").toURI());
+        float[] x = {1, 2, 3, 4, 5, 6, 7, 8};
+        try (OrtCApiSession session = OrtCApiSession.open(tiny, 1);
+             OwnedHostTensor xo = OwnedHostTensor.copyOf(x, 2, 4);
+             OwnedHostTensor yo = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(xo);
+             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(yo);
+             OrtCApiSession.Run run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
+            assertThat(session.inputNames()).containsExactly("x");
+            assertThat(session.outputNames()).containsExactly("y");
+            for (int round = 0; round < 3; round++) {
+                HostMemory.elements(yo).fill((byte) 0);
+                HostMemory.elements(xo).setAtIndex(ValueLayout.JAVA_FLOAT, 0, round); // the run reads the memory as it is now
+                x[0] = round;
+                run.run();
+                assertThat(HostMemory.elements(yo).toArray(ValueLayout.JAVA_FLOAT)).containsExactly(Models.tiny(x));
+            }
+        }
+    }
+
+    @Test
+    void theTensorHoldsItsMemoryAfterTheOwnedHostTensorIsClosed() {
+        float[] x = {1, -2, 3, 4};
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1)) {
+            OwnedHostTensor xo = OwnedHostTensor.copyOf(x, 4);
+            OwnedHostTensor yo = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4);
+            MemorySegment yElements = HostMemory.elements(yo);
+            try (OrtCApiSession.Tensor xt = OrtCApiSession.tensor(xo); OrtCApiSession.Tensor yt = OrtCApiSession.tensor(yo)) {
+                xo.close(); // the Tensor's hold keeps both memories alive
+                yo.close();
+                session.run(Map.of("x", xt), Map.of("y", yt));
+                assertThat(yElements.toArray(ValueLayout.JAVA_FLOAT)).containsExactly(x);
+            }
+        }
+    }
+
+    @Test
+    void aBadModelIsAnOrtStatusExceptionNamingTheCallAndTheStatusIsReleased() {
+        long released = OrtApi.STATUSES_RELEASED.get();
+        assertThatThrownBy(() -> OrtCApiSession.open(new byte[] {1, 2, 3, 4}, 1))
+                .isInstanceOfSatisfying(OrtStatusException.class, e -> {
+                    assertThat(e.call()).isEqualTo("CreateSessionFromArray");
+                    assertThat(e.codeName()).startsWith("ORT_");
+                    assertThat(e.getMessage()).contains("CreateSessionFromArray failed");
+                });
+        assertThat(OrtApi.STATUSES_RELEASED.get()).isEqualTo(released + 1);
+        assertThatThrownBy(() -> OrtCApiSession.open(Path.of("/nonexistent/model.onnx"), 1))
+                .isInstanceOfSatisfying(OrtStatusException.class, e -> assertThat(e.call()).isEqualTo("CreateSession"));
+    }
+
+    @Test
+    void aPinnedOutputOfAnotherShapeFailsTheRunAndReleasesEverything() {
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(12), 1);
+             OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.UINT32, 4);
+             OwnedHostTensor y = OwnedHostTensor.allocate(DLDataType.UINT32, 5);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+            assertThatThrownBy(() -> session.run(Map.of("x", xt), Map.of("y", yt)))
+                    .isInstanceOfSatisfying(OrtStatusException.class, e -> assertThat(e.call()).isEqualTo("Run"));
+        }
+    }
+
+    @Test
+    void anInputOfTheWrongElementTypeFailsTheRun() {
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(12), 1);
+             OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.INT32, 4);
+             OwnedHostTensor y = OwnedHostTensor.allocate(DLDataType.UINT32, 4);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+            assertThatThrownBy(() -> session.run(Map.of("x", xt), Map.of("y", yt)))
+                    .isInstanceOf(OrtStatusException.class).hasMessageContaining("Run");
+        }
+    }
+
+    @Test
+    void refusalsNameWhatIsWrong() {
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
+             OwnedHostTensor complex = OwnedHostTensor.allocate(DLDataType.COMPLEX64, 2);
+             OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2);
+             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x)) {
+            assertThatThrownBy(() -> OrtCApiSession.tensor(complex)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("complex");
+            assertThatThrownBy(() -> session.run(Map.of("z", xt), Map.of("y", xt))).hasMessageContaining("no input \"z\"");
+            assertThatThrownBy(() -> session.run(Map.of("x", xt), Map.of("w", xt))).hasMessageContaining("no output \"w\"");
+            assertThatThrownBy(() -> session.run(Map.of(), Map.of("y", xt))).hasMessageContaining("needs the inputs [x]");
+            assertThatThrownBy(() -> OrtCApiSession.open(new byte[0], -1)).hasMessageContaining("intraOpThreads is -1");
+        }
+    }
+
+    @Test
+    void closedObjectsAreRefusedBeforeOrtSeesThem() throws Exception {
+        OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
+        try (OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2);
+             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(x)) {
+            OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+            try (OrtCApiSession.Run run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
+                ExecutorService other = Executors.newSingleThreadExecutor();
+                try {
+                    assertThat(other.submit(() -> {
+                        try {
+                            run.run();
+                            return null;
+                        } catch (WrongThreadException e) {
+                            return e;
+                        }
+                    }).get()).isInstanceOf(WrongThreadException.class);
+                } finally {
+                    other.shutdown();
+                }
+                xt.close();
+                xt.close(); // a second close does nothing
+                assertThatThrownBy(run::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
+            }
+            session.close();
+            session.close();
+            try (OrtCApiSession.Run run = session.prepare(Map.of("x", yt), Map.of("y", yt))) {
+                assertThatThrownBy(run::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
+            }
+        }
+    }
+}
