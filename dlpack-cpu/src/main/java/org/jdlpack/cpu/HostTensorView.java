@@ -299,14 +299,14 @@ public final class HostTensorView {
      *
      * @throws IllegalStateException naming the tensor, if its memory was released
      */
-    final void checkLive() {
+    void checkLive() {
         if (owner != null && owner.isReleased()) {
             throw released(null);
         }
     }
 
     /** {@return what this view is of, for messages: the tensor, or the view and its layout} */
-    final String name() {
+    String name() {
         return source != null ? "this HostTensorView of " + source : "this HostTensorView (" + layout + ")";
     }
 
@@ -357,6 +357,7 @@ public final class HostTensorView {
         return RowMajor.elementOffset(position, count, compact, shape, strides);
     }
 
+    /** One slot's bits, after the owner check; the FFM runtime's refusal said with the tensor's name. */
     private long read(long position, int lane, int part) {
         long offset = elementOffset(position);
         checkLive();
@@ -367,6 +368,7 @@ public final class HostTensorView {
         }
     }
 
+    /** Writes one slot's bits, after the read-only and owner checks; see {@link #read}. */
     private void write(long position, int lane, int part, long bits) {
         StridedCopy.checkWritable(layout);
         long offset = elementOffset(position);
@@ -603,7 +605,7 @@ public final class HostTensorView {
      * @param destination one value per element; 32-bit elements
      */
     public void copyTo(float[] destination) {
-        toArray(destination, JAVA_FLOAT_UNALIGNED, 32);
+        arrayCopy(destination, JAVA_FLOAT_UNALIGNED, 32, false);
     }
 
     /**
@@ -611,7 +613,7 @@ public final class HostTensorView {
      * @param destination one value per element; 64-bit elements
      */
     public void copyTo(double[] destination) {
-        toArray(destination, JAVA_DOUBLE_UNALIGNED, 64);
+        arrayCopy(destination, JAVA_DOUBLE_UNALIGNED, 64, false);
     }
 
     /**
@@ -619,7 +621,7 @@ public final class HostTensorView {
      * @param destination one value per element; 32-bit elements
      */
     public void copyTo(int[] destination) {
-        toArray(destination, JAVA_INT_UNALIGNED, 32);
+        arrayCopy(destination, JAVA_INT_UNALIGNED, 32, false);
     }
 
     /**
@@ -627,7 +629,7 @@ public final class HostTensorView {
      * @param destination one value per element; 64-bit elements
      */
     public void copyTo(long[] destination) {
-        toArray(destination, JAVA_LONG_UNALIGNED, 64);
+        arrayCopy(destination, JAVA_LONG_UNALIGNED, 64, false);
     }
 
     /**
@@ -635,7 +637,7 @@ public final class HostTensorView {
      * @param destination one value per element; 16-bit elements
      */
     public void copyTo(short[] destination) {
-        toArray(destination, JAVA_SHORT_UNALIGNED, 16);
+        arrayCopy(destination, JAVA_SHORT_UNALIGNED, 16, false);
     }
 
     /**
@@ -643,7 +645,7 @@ public final class HostTensorView {
      * @param destination one value per element; 8-bit elements
      */
     public void copyTo(byte[] destination) {
-        toArray(destination, JAVA_BYTE, 8);
+        arrayCopy(destination, JAVA_BYTE, 8, false);
     }
 
     /**
@@ -652,7 +654,7 @@ public final class HostTensorView {
      * @throws UnsupportedOperationException if the tensor is read-only
      */
     public void copyFrom(float[] source) {
-        fromArray(source, JAVA_FLOAT_UNALIGNED, 32);
+        arrayCopy(source, JAVA_FLOAT_UNALIGNED, 32, true);
     }
 
     /**
@@ -660,7 +662,7 @@ public final class HostTensorView {
      * @param source one value per element; 64-bit elements
      */
     public void copyFrom(double[] source) {
-        fromArray(source, JAVA_DOUBLE_UNALIGNED, 64);
+        arrayCopy(source, JAVA_DOUBLE_UNALIGNED, 64, true);
     }
 
     /**
@@ -668,7 +670,7 @@ public final class HostTensorView {
      * @param source one value per element; 32-bit elements
      */
     public void copyFrom(int[] source) {
-        fromArray(source, JAVA_INT_UNALIGNED, 32);
+        arrayCopy(source, JAVA_INT_UNALIGNED, 32, true);
     }
 
     /**
@@ -676,7 +678,7 @@ public final class HostTensorView {
      * @param source one value per element; 64-bit elements
      */
     public void copyFrom(long[] source) {
-        fromArray(source, JAVA_LONG_UNALIGNED, 64);
+        arrayCopy(source, JAVA_LONG_UNALIGNED, 64, true);
     }
 
     /**
@@ -684,7 +686,7 @@ public final class HostTensorView {
      * @param source one value per element; 16-bit elements
      */
     public void copyFrom(short[] source) {
-        fromArray(source, JAVA_SHORT_UNALIGNED, 16);
+        arrayCopy(source, JAVA_SHORT_UNALIGNED, 16, true);
     }
 
     /**
@@ -692,7 +694,7 @@ public final class HostTensorView {
      * @param source one value per element; 8-bit elements
      */
     public void copyFrom(byte[] source) {
-        fromArray(source, JAVA_BYTE, 8);
+        arrayCopy(source, JAVA_BYTE, 8, true);
     }
 
 
@@ -739,16 +741,7 @@ public final class HostTensorView {
         return new StridedCopy.Elements(segment, origin, layout, codec);
     }
 
-    /** Moves every element into {@code array}; see {@link StridedCopy#array}. */
-    private void toArray(Object array, ValueLayout valueLayout, int javaBits) {
-        arrayCopy(array, valueLayout, javaBits, false);
-    }
-
-    /** Overwrites every element from {@code array}; see {@link StridedCopy#array}. */
-    private void fromArray(Object array, ValueLayout valueLayout, int javaBits) {
-        arrayCopy(array, valueLayout, javaBits, true);
-    }
-
+    /** Moves every element between this tensor and {@code array}, after the owner check; see {@link StridedCopy#array}. */
     private void arrayCopy(Object array, ValueLayout valueLayout, int javaBits, boolean intoTensor) {
         checkLive();
         try {
