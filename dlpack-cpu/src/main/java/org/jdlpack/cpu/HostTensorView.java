@@ -1,10 +1,20 @@
 package org.jdlpack.cpu;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
+
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorExtent;
@@ -59,8 +69,38 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * <p>Thread safety: a host tensor is immutable; reads may run on any number of threads. Writes to
  * the same elements from several threads race as they would on any shared memory. Packed sub-byte
  * writes read-modify-write whole bytes, so concurrent writes to neighbouring packed elements race.
+ *
+ * <p>The same contract holds for every memory a view is of (an import's, a caller's segment, an
+ * allocated, wrapped or pooled {@code OwnedHostTensor}'s): this class keeps the lifetime and
+ * thread checks and the messages that name the tensor; the work is done by package-private
+ * static helpers that take only the memory and its layout: {@link RowMajor} (positions and row
+ * slices), {@link ElementCodec} (one element's slots), {@link StridedCopy} (bulk copies).
  */
-public final class HostTensorView extends BulkCopies {
+public final class HostTensorView {
+
+    /**
+     * The elements' memory, unchecked: this package reads it after {@link #checkLive()}
+     * ({@link TensorStreams}; {@link OwnedHostTensor} for ONNX Runtime's bridge, under a hold); what the view hands out is
+     * {@link #segment()}.
+     */
+    final MemorySegment segment;
+    /**
+     * The owner of an {@link OwnedHostTensor}'s memory, whose release every access checks first
+     * (a pooled block outlives it, mapped, for the next taker), or null: an import's or a caller's
+     * segment, whose own scope ends with the memory.
+     */
+    private final ExportOwner owner;
+    /** What the memory belongs to, for messages (an {@link ImportedTensor}, an {@link OwnedHostTensor}), or null. */
+    private final Object source;
+    /** The tensor's layout as its owner gave it: byte_offset relative to the owner's data. */
+    private final TensorLayout layout;
+    // Copies of the layout's fields that every element access reads.
+    private final long[] shape;
+    private final long[] strides;
+    private final long origin;
+    private final long count;
+    private final boolean compact;
+    private final ElementCodec codec;
 
     /**
      * Gives {@link #segment()} a scope that ends with the tensor's memory, where the memory's own
@@ -71,8 +111,20 @@ public final class HostTensorView extends BulkCopies {
 
     /** {@code segment} holds exactly the bytes the elements reach, element 0 at {@code origin}. */
     private HostTensorView(MemorySegment segment, TensorLayout layout, long origin, Lifetime lifetime) {
-        super(segment, layout, origin, lifetime.owner, lifetime.source);
-        this.scopeRaw = lifetime.scopeRaw;
+        if (segment.isReadOnly() && !layout.isReadOnly()) {
+            layout = layout.withFlags(layout.flags() | DLTensorFlag.READ_ONLY.mask());
+        }
+        this.segment = segment;
+        this.owner = lifetime.owner();
+        this.source = lifetime.source();
+        this.scopeRaw = lifetime.scopeRaw();
+        this.layout = layout;
+        this.shape = layout.shape();
+        this.strides = layout.strides();
+        this.origin = origin;
+        this.count = layout.elementCount();
+        this.compact = layout.isCompactRowMajor();
+        this.codec = new ElementCodec(layout.dtype(), layout.isSubbytePadded());
     }
 
     /**
@@ -206,11 +258,6 @@ public final class HostTensorView extends BulkCopies {
         return scopeRaw == null ? segment : scopeRaw.apply(segment);
     }
 
-    /** {@return how this tensor's slots are located and converted} */
-    ElementCodec codec() {
-        return codec;
-    }
-
     /**
      * Rows {@code from} (inclusive) to {@code to} (exclusive) of dimension 0, as a view of the same
      * memory: no copy, the same strides, the same lifetime (it keeps what this view keeps). Writes
@@ -235,36 +282,473 @@ public final class HostTensorView extends BulkCopies {
      * @throws IllegalStateException     if the tensor's memory was released
      */
     public HostTensorView rows(long from, long to) {
-        if (shape.length == 0) {
-            throw new IllegalArgumentException("a 0-d tensor has no rows to slice: " + layout);
-        }
-        Objects.checkFromToIndex(from, to, shape[0]);
+        RowMajor.Rows rows = RowMajor.rows(layout, origin, codec.elementBytes(), from, to);
         checkLive();
-        long[] sliceShape = shape.clone();
-        sliceShape[0] = to - from;
-        if (count == 0 || from == to) {
-            // No element, so no element 0 to place: the offsets stay, and no stride is multiplied
-            // (a zero-size layout's strides may be anything).
-            TensorLayout empty = TensorLayout.of(layout.dtype(), sliceShape, strides, layout.byteOffset(), layout.flags());
-            return new HostTensorView(segment.asSlice(0, 0), empty, 0, lifetime());
+        return new HostTensorView(segment.asSlice(rows.start(), rows.byteSize()), rows.layout(), rows.origin(), lifetime());
+    }
+
+    // ----- the lifetime and thread checks, and the names in their messages -----
+
+    /**
+     * Refuses an access once an {@link OwnedHostTensor}'s memory is released. Its segment cannot
+     * say so: a pooled block stays mapped, in the pool's arena, and is the next taker's (a scope
+     * per take would make every release a JVM-wide handshake; benchmarks/notes.md, "Views of
+     * released pooled tensors"). One volatile read of the owner's reference count: an access
+     * sequenced after the release throws; one that races the release on another thread may still
+     * complete, as a read racing any write does.
+     *
+     * @throws IllegalStateException naming the tensor, if its memory was released
+     */
+    void checkLive() {
+        if (owner != null && owner.isReleased()) {
+            throw released(null);
         }
-        // Row `from` exists and holds elements, so its offset lies inside the extent: no overflow.
-        long skipped = from * strides[0]; // elements, from element 0 to the new element 0; negative for reversed rows
-        long skippedBits = codec.elementBytes() > 0 ? skipped * codec.elementBytes() * 8 : skipped * layout.dtype().bitsPerElement();
-        if (Math.floorMod(skippedBits, 8) != 0) {
-            throw new IllegalArgumentException("row " + from + " of " + layout + " starts at bit " + Math.floorMod(skippedBits, 8)
-                    + " of a byte; packed sub-byte rows can be sliced only at whole bytes");
+    }
+
+    /** {@return what this view is of, for messages: the tensor, or the view and its layout} */
+    String name() {
+        return source != null ? "this HostTensorView of " + source : "this HostTensorView (" + layout + ")";
+    }
+
+    private IllegalStateException released(RuntimeException refusal) {
+        return new IllegalStateException(name() + " was released: the view reads nothing after its tensor is closed (with "
+                + "every export deleted), moved, or its memory freed; use a view only while its tensor is open, and an export "
+                + "to keep the memory for a consumer", refusal);
+    }
+
+    /**
+     * The FFM runtime's refusal of an access to {@link #segment}, said in this library's terms:
+     * its own text ("Already closed", "Attempted access outside owning thread") names neither the
+     * tensor nor what to do. Callers catch the JDK's exceptions around the access, which costs
+     * nothing until one is thrown.
+     */
+    RuntimeException inaccessible(RuntimeException refusal) {
+        if (refusal instanceof WrongThreadException) {
+            String what = source instanceof ImportedTensor
+                    ? "an ImportedTensor with the default lifetime belongs to the thread that imported it; read it there, or "
+                      + "import it with ImportLifetime.SHARED (or move it there with ImportedTensor.moveTo) to read it from any "
+                      + "thread"
+                    : "its segment's arena is confined to the thread that made it; use the view there, or allocate the memory "
+                      + "in a shared arena (an ImportedTensor: import it with ImportLifetime.SHARED)";
+            return new WrongThreadException(name() + " reads memory confined to another thread: " + what, refusal);
         }
-        long skippedBytes = Math.floorDiv(skippedBits, 8);
-        // byte_offset relative to the owner's data, as this view's is; where that would be negative
-        // (a producer's reversed rows: data points at element 0 and earlier rows lie below it), the
-        // slice's own element 0 is its data, byte_offset 0, as a producer would send the slice.
-        long sliceOffset = Math.max(0, layout.byteOffset() + skippedBytes);
-        TensorLayout slice = TensorLayout.of(layout.dtype(), sliceShape, strides, sliceOffset, layout.flags());
-        TensorExtent extent = slice.extent();
-        // Placed from this view's origin, never from byte offsets, whose base may differ.
-        long start = origin + skippedBytes + extent.startByte();
-        return new HostTensorView(segment.asSlice(start, extent.byteSize()), slice, -extent.startByte(), lifetime());
+        if ((owner != null && owner.isReleased()) || !segment.scope().isAlive()) {
+            return released(refusal);
+        }
+        return refusal;
+    }
+
+    // ----- typed access -----
+    // Every accessor throws IndexOutOfBoundsException for a position or lane out of range, and
+    // UnsupportedOperationException for values wider than 64 bits.
+
+    /**
+     * The row-major position of a multi-dimensional index.
+     * @param indices one index per dimension
+     * @return the position, for the element accessors
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public long index(long... indices) {
+        return RowMajor.position(shape, indices);
+    }
+
+    /** Offset in elements from element 0 of the element at a row-major position. */
+    private long elementOffset(long position) {
+        return RowMajor.elementOffset(position, count, compact, shape, strides);
+    }
+
+    /** One slot's bits, after the owner check; the FFM runtime's refusal said with the tensor's name. */
+    private long read(long position, int lane, int part) {
+        long offset = elementOffset(position);
+        checkLive();
+        try {
+            return codec.read(segment, origin, offset, lane, part);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
+    }
+
+    /** Writes one slot's bits, after the read-only and owner checks; see {@link #read}. */
+    private void write(long position, int lane, int part, long bits) {
+        StridedCopy.checkWritable(layout);
+        long offset = elementOffset(position);
+        checkLive();
+        try {
+            codec.write(segment, origin, offset, lane, part, bits);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
+    }
+
+    /**
+     * Lane 0 of an element as a double; see {@link #getDouble(long, int)}.
+     * @param position the row-major position
+     * @return the value
+     */
+    public double getDouble(long position) {
+        return getDouble(position, 0);
+    }
+
+    /**
+     * One lane of an element as a double: exact for every type except 64-bit integers beyond
+     * 2<sup>53</sup>; the real part of a complex lane; 0 or 1 for bool; unsigned types as unsigned.
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @return the value
+     * @throws UnsupportedOperationException for opaque handles
+     */
+    public double getDouble(long position, int lane) {
+        return codec.decode(read(position, lane, 0));
+    }
+
+    /**
+     * The imaginary part of one lane of a complex element.
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @return the imaginary part
+     * @throws UnsupportedOperationException if the type is not complex
+     */
+    public double getImaginary(long position, int lane) {
+        return codec.decode(read(position, lane, 1));
+    }
+
+    /**
+     * Lane 0 of an element as a float; for float32 this is exact and fast.
+     * @param position the row-major position
+     * @return the value, rounded to float
+     */
+    public float getFloat(long position) {
+        return layout.dtype().equals(DLDataType.FLOAT32) ? readFloat32(position) : (float) getDouble(position, 0);
+    }
+
+    /** A float32 element read straight from the segment: the common case, without the codec's slot arithmetic. */
+    private float readFloat32(long position) {
+        long offset = origin + elementOffset(position) * 4;
+        checkLive();
+        try {
+            return segment.get(JAVA_FLOAT_UNALIGNED, offset);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
+    }
+
+    /**
+     * Lane 0 of an integer, bool or handle element; see {@link #getLong(long, int)}.
+     * @param position the row-major position
+     * @return the value
+     */
+    public long getLong(long position) {
+        return getLong(position, 0);
+    }
+
+    /**
+     * One lane of an integer, bool or opaque-handle element, exactly: signed types sign-extended,
+     * unsigned types zero-extended (a uint64 comes back as its bit pattern; read it with
+     * {@link Long#toUnsignedString(long)}).
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @return the value
+     * @throws UnsupportedOperationException for floating-point and complex types, and handles wider than 64 bits
+     */
+    public long getLong(long position, int lane) {
+        return codec.toLong(read(position, lane, 0));
+    }
+
+    /**
+     * Lane 0 of an element as a boolean: non-zero is true.
+     * @param position the row-major position
+     * @return the value
+     */
+    public boolean getBoolean(long position) {
+        return read(position, 0, 0) != 0;
+    }
+
+    /**
+     * Lane 0 of the element at a multi-dimensional index, as a float; {@code getFloatAt(i, j)} is
+     * {@code getFloat(index(i, j))}. (A two-argument {@code getFloat} would be taken for the
+     * lane accessors' {@code (position, lane)}, hence the name.)
+     * @param indices one index per dimension
+     * @return the value, rounded to float
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public float getFloatAt(long... indices) {
+        return getFloat(index(indices));
+    }
+
+    /**
+     * Lane 0 of the element at a multi-dimensional index, as a double; see {@link #getFloatAt}.
+     * @param indices one index per dimension
+     * @return the value
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public double getDoubleAt(long... indices) {
+        return getDouble(index(indices));
+    }
+
+    /**
+     * Lane 0 of the integer, bool or handle element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param indices one index per dimension
+     * @return the value
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public long getLongAt(long... indices) {
+        return getLong(index(indices));
+    }
+
+    /**
+     * Writes lane 0 of the element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setFloatAt(float value, long... indices) {
+        setFloat(index(indices), value);
+    }
+
+    /**
+     * Writes lane 0 of the element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setDoubleAt(double value, long... indices) {
+        setDouble(index(indices), value);
+    }
+
+    /**
+     * Writes lane 0 of the integer, bool or handle element at a multi-dimensional index; see {@link #getFloatAt}.
+     * @param value   the value
+     * @param indices one index per dimension
+     * @throws IndexOutOfBoundsException if the count or any index is out of range
+     */
+    public void setLongAt(long value, long... indices) {
+        setLong(index(indices), value);
+    }
+
+    /**
+     * Writes lane 0 of an element; see {@link #setDouble(long, int, double)}.
+     * @param position the row-major position
+     * @param value    the value
+     */
+    public void setDouble(long position, double value) {
+        setDouble(position, 0, value);
+    }
+
+    /**
+     * Writes one lane of an element (the real part for complex types), converting as a C cast
+     * would for integers (truncation towards zero) and rounding to nearest for narrower floats.
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @param value    the value
+     * @throws UnsupportedOperationException if the tensor is read-only, or for opaque handles
+     */
+    public void setDouble(long position, int lane, double value) {
+        write(position, lane, 0, codec.encode(value));
+    }
+
+    /**
+     * Writes the imaginary part of one lane of a complex element.
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @param value    the imaginary part
+     * @throws UnsupportedOperationException if read-only or not complex
+     */
+    public void setImaginary(long position, int lane, double value) {
+        write(position, lane, 1, codec.encode(value));
+    }
+
+    /**
+     * Writes lane 0 of an element as a float.
+     * @param position the row-major position
+     * @param value    the value
+     */
+    public void setFloat(long position, float value) {
+        setDouble(position, 0, value);
+    }
+
+    /**
+     * Writes lane 0 of an integer, bool or handle element; see {@link #setLong(long, int, long)}.
+     * @param position the row-major position
+     * @param value    the value, truncated to the type's width
+     */
+    public void setLong(long position, long value) {
+        setLong(position, 0, value);
+    }
+
+    /**
+     * Writes one lane of an integer, bool or handle element, keeping the low {@code bits} bits
+     * (bool stores 1 for any non-zero value).
+     * @param position the row-major position
+     * @param lane     0 to {@code layout().dtype().lanes() - 1}
+     * @param value    the value
+     * @throws UnsupportedOperationException if read-only, for floating-point and complex types, and
+     *                                       for handles wider than 64 bits
+     */
+    public void setLong(long position, int lane, long value) {
+        write(position, lane, 0, codec.fromLong(value));
+    }
+
+    /**
+     * Writes lane 0 of an element as a boolean.
+     * @param position the row-major position
+     * @param value    the value
+     */
+    public void setBoolean(long position, boolean value) {
+        write(position, 0, 0, value ? 1 : 0);
+    }
+
+    // ----- bulk copies -----
+
+    /**
+     * Copies every element into an array; for 32-bit types ({@code float32}, {@code int32},
+     * {@code uint32}) the bits are copied unchanged.
+     * @param destination one value per element; 32-bit elements
+     */
+    public void copyTo(float[] destination) {
+        arrayCopy(destination, JAVA_FLOAT_UNALIGNED, 32, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 64-bit elements
+     */
+    public void copyTo(double[] destination) {
+        arrayCopy(destination, JAVA_DOUBLE_UNALIGNED, 64, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 32-bit elements
+     */
+    public void copyTo(int[] destination) {
+        arrayCopy(destination, JAVA_INT_UNALIGNED, 32, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 64-bit elements
+     */
+    public void copyTo(long[] destination) {
+        arrayCopy(destination, JAVA_LONG_UNALIGNED, 64, false);
+    }
+
+    /**
+     * Copies every element into an array (raw bits of float16 and bfloat16); see {@link #copyTo(float[])}.
+     * @param destination one value per element; 16-bit elements
+     */
+    public void copyTo(short[] destination) {
+        arrayCopy(destination, JAVA_SHORT_UNALIGNED, 16, false);
+    }
+
+    /**
+     * Copies every element into an array; see {@link #copyTo(float[])}.
+     * @param destination one value per element; 8-bit elements
+     */
+    public void copyTo(byte[] destination) {
+        arrayCopy(destination, JAVA_BYTE, 8, false);
+    }
+
+    /**
+     * Overwrites every element, in row-major order, from an array.
+     * @param source one value per element; 32-bit elements
+     * @throws UnsupportedOperationException if the tensor is read-only
+     */
+    public void copyFrom(float[] source) {
+        arrayCopy(source, JAVA_FLOAT_UNALIGNED, 32, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 64-bit elements
+     */
+    public void copyFrom(double[] source) {
+        arrayCopy(source, JAVA_DOUBLE_UNALIGNED, 64, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 32-bit elements
+     */
+    public void copyFrom(int[] source) {
+        arrayCopy(source, JAVA_INT_UNALIGNED, 32, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 64-bit elements
+     */
+    public void copyFrom(long[] source) {
+        arrayCopy(source, JAVA_LONG_UNALIGNED, 64, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 16-bit elements
+     */
+    public void copyFrom(short[] source) {
+        arrayCopy(source, JAVA_SHORT_UNALIGNED, 16, true);
+    }
+
+    /**
+     * Overwrites every element from an array; see {@link #copyFrom(float[])}.
+     * @param source one value per element; 8-bit elements
+     */
+    public void copyFrom(byte[] source) {
+        arrayCopy(source, JAVA_BYTE, 8, true);
+    }
+
+
+    /**
+     * Copies the elements into fresh compact row-major memory from {@code arena}, 256-byte
+     * aligned as DLPack recommends.
+     * @param arena where the copy lives
+     * @return a compact, writable tensor with the same dtype and shape
+     */
+    public HostTensorView toContiguous(Arena arena) {
+        StridedCopy.Elements memory = StridedCopy.compact(layout, arena);
+        HostTensorView copy = over(memory.segment(), memory.layout(), memory.origin());
+        copyTo(copy);
+        return copy;
+    }
+
+    /**
+     * Copies every element into another tensor of the same dtype and shape, whatever the strides
+     * of either and however wide the elements: one bulk copy when both are compact. Overlapping
+     * tensors (two views of one buffer, a vector reversed onto itself) are copied as if through a
+     * temporary, as NumPy does: every element of the target gets the source's value from before
+     * the copy.
+     * @param target the destination
+     * @throws IllegalArgumentException      if the dtypes or shapes differ
+     * @throws UnsupportedOperationException if the target is read-only
+     */
+    public void copyTo(HostTensorView target) {
+        if (!Arrays.equals(shape, target.shape) || !layout.dtype().equals(target.layout.dtype())) {
+            throw new IllegalArgumentException("cannot copy " + this + " into " + target + ": dtypes or shapes differ");
+        }
+        StridedCopy.checkWritable(target.layout);
+        checkLive();
+        target.checkLive();
+        try {
+            StridedCopy.elements(elements(), target.elements());
+        } catch (IllegalStateException | WrongThreadException e) {
+            boolean sourceRefused = !segment.scope().isAlive() || !segment.isAccessibleBy(Thread.currentThread());
+            throw (sourceRefused ? this : target).inaccessible(e);
+        }
+    }
+
+    /** {@return this view's memory as a copy reads it} */
+    private StridedCopy.Elements elements() {
+        return new StridedCopy.Elements(segment, origin, layout, codec);
+    }
+
+    /** Moves every element between this tensor and {@code array}, after the owner check; see {@link StridedCopy#array}. */
+    private void arrayCopy(Object array, ValueLayout valueLayout, int javaBits, boolean intoTensor) {
+        checkLive();
+        try {
+            StridedCopy.array(elements(), array, valueLayout, javaBits, intoTensor);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw inaccessible(e);
+        }
     }
 
     @Override

@@ -6,26 +6,39 @@ import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Array;
 
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.internal.RowCursor;
 
 /**
  * Bulk copies of strided host elements, all driven by one row-major walk ({@link RowCursor}):
- * between a host tensor and a Java array, and between two host tensors of the same dtype and shape.
- * {@link org.jdlpack.cpu.internal.StridedTransfer} walks device layouts with the same cursor.
+ * between a tensor's memory and a Java array, and between the memories of two tensors of the
+ * same dtype and shape. {@link org.jdlpack.cpu.internal.StridedTransfer} walks device layouts with
+ * the same cursor.
  *
  * <p>Whole elements are copied as bytes, whatever their width (opaque handles up to 248 bits
  * included); only packed sub-byte elements go slot by slot through their {@link ElementCodec}.
  *
- * <p>Stateless; a copy touches only the two tensors it is given.
+ * <p>It works on the memory alone ({@link Elements}): the caller, {@link HostTensorView}, checks
+ * that the tensors are live before a copy and names the tensor when the FFM runtime refuses one.
+ * Stateless; a copy touches only the memory it is given.
  */
 final class StridedCopy {
 
     private StridedCopy() {
     }
 
+    /**
+     * A tensor's elements as a copy reads them: its memory, bounded to the bytes the elements
+     * reach, element 0 at {@code origin}, laid out as {@code layout} says, slots located by
+     * {@code codec}.
+     */
+    record Elements(MemorySegment segment, long origin, TensorLayout layout, ElementCodec codec) {
+    }
+
     /** Refuses writes to a read-only tensor. */
-    static void checkWritable(HostTensorView tensor) {
-        if (tensor.layout().isReadOnly()) {
+    static void checkWritable(TensorLayout layout) {
+        if (layout.isReadOnly()) {
             throw new UnsupportedOperationException("the tensor is read-only (DLPack READ_ONLY flag or a read-only segment)");
         }
     }
@@ -38,16 +51,7 @@ final class StridedCopy {
      * @throws IllegalArgumentException      if the element width or the length differs
      * @throws UnsupportedOperationException if {@code intoTensor} and the tensor is read-only
      */
-    static void array(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
-        tensor.checkLive();
-        try {
-            arrayUnchecked(tensor, array, layout, javaBits, intoTensor);
-        } catch (IllegalStateException | WrongThreadException e) {
-            throw tensor.inaccessible(e);
-        }
-    }
-
-    private static void arrayUnchecked(HostTensorView tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
+    static void array(Elements tensor, Object array, ValueLayout layout, int javaBits, boolean intoTensor) {
         DLDataType dtype = tensor.layout().dtype();
         if (dtype.bitsPerElement() != javaBits || dtype.isSubByte()) {
             throw new IllegalArgumentException("cannot copy " + dtype + " elements as " + layout.carrier().getSimpleName()
@@ -59,9 +63,9 @@ final class StridedCopy {
                     + " elements");
         }
         if (intoTensor) {
-            checkWritable(tensor);
+            checkWritable(tensor.layout());
         }
-        MemorySegment segment = tensor.segment;
+        MemorySegment segment = tensor.segment();
         long origin = tensor.origin();
         long size = layout.byteSize();
         if (tensor.layout().isCompactRowMajor()) {
@@ -97,36 +101,22 @@ final class StridedCopy {
      * through a compact temporary, so every target element gets the source value from before the
      * copy (NumPy's semantics); the compact-to-compact copy is a memmove and needs none.
      */
-    static void elements(HostTensorView source, HostTensorView target) {
-        source.checkLive();
-        target.checkLive();
-        try {
-            elementsUnchecked(source, target);
-        } catch (IllegalStateException | WrongThreadException e) {
-            MemorySegment from = source.segment;
-            boolean sourceRefused = !from.scope().isAlive() || !from.isAccessibleBy(Thread.currentThread());
-            throw (sourceRefused ? source : target).inaccessible(e);
-        }
-    }
-
-    private static void elementsUnchecked(HostTensorView source, HostTensorView target) {
+    static void elements(Elements source, Elements target) {
         if (source.layout().elementCount() == 0) {
             return;
         }
         long bytes = source.codec().elementBytes();
-        MemorySegment from = source.segment;
-        MemorySegment to = target.segment;
-        long fromOrigin = source.origin();
-        long toOrigin = target.origin();
         if (bytes > 0 && bytes == target.codec().elementBytes()
                 && source.layout().isCompactRowMajor() && target.layout().isCompactRowMajor()) {
-            MemorySegment.copy(from, fromOrigin, to, toOrigin, source.layout().elementCount() * bytes);
+            MemorySegment.copy(source.segment(), source.origin(), target.segment(), target.origin(),
+                    source.layout().elementCount() * bytes);
             return;
         }
-        if (from.asOverlappingSlice(to).isPresent()) {
+        if (source.segment().asOverlappingSlice(target.segment()).isPresent()) {
             // A strided walk would read elements it already overwrote (a vector reversed onto itself).
             try (Arena arena = Arena.ofConfined()) {
-                HostTensorView temporary = source.toContiguous(arena);
+                Elements temporary = compact(source.layout(), arena);
+                walk(source, temporary);
                 walk(temporary, target);
             }
             return;
@@ -134,11 +124,22 @@ final class StridedCopy {
         walk(source, target);
     }
 
+    /**
+     * Fresh compact row-major memory from {@code arena} for elements of {@code layout}'s dtype and
+     * shape, 256-byte aligned as DLPack recommends; writable, padded sub-byte values kept padded.
+     */
+    static Elements compact(TensorLayout layout, Arena arena) {
+        TensorLayout compact = TensorLayout.of(layout.dtype(), layout.shape(), null, 0,
+                layout.isSubbytePadded() ? DLTensorFlag.IS_SUBBYTE_TYPE_PADDED.mask() : 0);
+        MemorySegment memory = arena.allocate(compact.extent().byteSize(), 256);
+        return new Elements(memory, 0, compact, new ElementCodec(compact.dtype(), compact.isSubbytePadded()));
+    }
+
     /** The row-major walk of {@link #elements}, for tensors that do not overlap. */
-    private static void walk(HostTensorView source, HostTensorView target) {
+    private static void walk(Elements source, Elements target) {
         long bytes = source.codec().elementBytes();
-        MemorySegment from = source.segment;
-        MemorySegment to = target.segment;
+        MemorySegment from = source.segment();
+        MemorySegment to = target.segment();
         long fromOrigin = source.origin();
         long toOrigin = target.origin();
         long[] shape = source.layout().shape();
@@ -164,13 +165,13 @@ final class StridedCopy {
     }
 
     /** Copies one packed (or padded-to-packed) sub-byte element slot by slot. */
-    private static void copySlots(HostTensorView source, long fromElement, HostTensorView target, long toElement) {
+    private static void copySlots(Elements source, long fromElement, Elements target, long toElement) {
         ElementCodec codec = source.codec();
         int lanes = source.layout().dtype().lanes();
         for (int lane = 0; lane < lanes; lane++) {
             for (int part = 0; part < codec.partsPerLane(); part++) {
-                long bits = codec.read(source.segment, source.origin(), fromElement, lane, part);
-                target.codec().write(target.segment, target.origin(), toElement, lane, part, bits);
+                long bits = codec.read(source.segment(), source.origin(), fromElement, lane, part);
+                target.codec().write(target.segment(), target.origin(), toElement, lane, part, bits);
             }
         }
     }

@@ -166,7 +166,7 @@ public final class TensorStreams {
 
     private static MemorySegment writable(HostTensorView tensor) {
         MemorySegment memory = readable(tensor);
-        StridedCopy.checkWritable(tensor);
+        StridedCopy.checkWritable(tensor.layout());
         return memory;
     }
 

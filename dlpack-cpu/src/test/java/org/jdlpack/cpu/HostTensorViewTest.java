@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
@@ -18,8 +21,11 @@ import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.PeerTensor;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Element access, sub-byte packing, lanes and bulk copies on memory laid out by hand or by C. */
 @ExtendWith(NothingLeftBehind.class)
@@ -258,6 +264,43 @@ class HostTensorViewTest {
         assertThatThrownBy(() -> host.getDouble(1)).isInstanceOf(IllegalStateException.class).hasMessageContaining("was released");
         assertThatThrownBy(() -> host.copyTo(new float[2])).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("was released");
+    }
+
+    /**
+     * One contract whatever memory an {@link OwnedHostTensor} holds (allocated, a caller's wrapped
+     * segment whose arena stays open, a pooled block the pool keeps mapped): after the release,
+     * every kind of access through a view kept from before throws, naming the tensor; what reads
+     * no memory still answers.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"allocated", "wrapped", "pooled"})
+    void everyAccessOfAReleasedTensorsViewThrowsNamingIt(String memory) {
+        try (Arena arena = Arena.ofShared(); HostTensorPool pool = HostTensorPool.create(1 << 20)) {
+            OwnedHostTensor tensor = switch (memory) {
+                case "allocated" -> OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 4);
+                case "wrapped" -> OwnedHostTensor.wrap(arena.allocate(32), DLDataType.FLOAT32, new long[] {2, 4}, () -> { });
+                default -> pool.take(DLDataType.FLOAT32, 2, 4);
+            };
+            HostTensorView stale = tensor.host();
+            HostTensorView other = HostTensorView.of(arena.allocate(32), DLDataType.FLOAT32, 2, 4);
+            tensor.close();
+            List<ThrowingCallable> accesses = List.of(
+                    () -> stale.getFloat(0), () -> stale.getDouble(1, 0), () -> stale.getBoolean(2), () -> stale.getFloatAt(1, 3),
+                    () -> stale.getDoubleAt(0, 1), () -> stale.setFloat(0, 1f), () -> stale.setDouble(1, 0, 2),
+                    () -> stale.setBoolean(2, true), () -> stale.setFloatAt(1f, 1, 3), () -> stale.setDoubleAt(1, 0, 1),
+                    () -> stale.copyTo(new float[8]), () -> stale.copyTo(new int[8]), () -> stale.copyFrom(new float[8]),
+                    () -> stale.copyTo(other), () -> other.copyTo(stale), () -> stale.toContiguous(arena), () -> stale.rows(0, 1),
+                    stale::segment, () -> TensorStreams.write(stale, new ByteArrayOutputStream(), new byte[16]),
+                    () -> TensorStreams.readFully(new ByteArrayInputStream(new byte[32]), stale, new byte[16]));
+            for (int i = 0; i < accesses.size(); i++) {
+                assertThatThrownBy(accesses.get(i)).as("access %d of a released %s tensor", i, memory)
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("this HostTensorView of OwnedHostTensor[").hasMessageContaining("was released");
+            }
+            assertThat(stale.index(1, 3)).isEqualTo(7);
+            assertThat(stale.layout().shape()).containsExactly(2, 4);
+            assertThat(stale.origin()).isZero();
+        }
     }
 
     @Test
