@@ -84,11 +84,11 @@ final class DLPackInputs {
         int code = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_CODE));
         int bits = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_BITS));
         int lanes = Short.toUnsignedInt(tensor.get(JAVA_SHORT, DTYPE_LANES));
-        DLDataType dtype = TorchDTypes.supported(code, bits, lanes);
+        DLDataType dtype = LibTorch.DTYPES.supported(code, bits, lanes);
         if (dtype == null) {
             throw new InvalidTensorException(what + " has dtype (code " + code + ", bits " + bits + ", lanes " + lanes
                     + "), which libtorch 2.7.1 has no ScalarType for" + (lanes != 1 ? " (lanes must be 1)" : "")
-                    + "; supported: " + TorchDTypes.supportedText());
+                    + "; supported: " + LibTorch.DTYPES.supportedText());
         }
         int ndim = tensor.get(JAVA_INT, NDIM);
         if (ndim < 0 || ndim > MAX_NDIM) {
