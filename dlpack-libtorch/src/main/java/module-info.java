@@ -8,6 +8,7 @@
 @SuppressWarnings("module") // the qualified export names modules that are compiled after this one
 module org.jdlpack.libtorch {
     requires transitive org.jdlpack.abi;
+    requires transitive org.jdlpack.adapters; // TorchInputs takes its ConsumerGate
 
     // Internals of the two adapters, not an API.
     exports org.jdlpack.libtorch to org.jdlpack.javacpp.pytorch, org.jdlpack.djl;

@@ -1,10 +1,11 @@
 package org.jdlpack.djl;
 
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.UnsupportedDeviceException;
-import org.jdlpack.abi.plumbing.ConsumerGate;
+import org.jdlpack.adapters.ConsumerGate;
 import org.jdlpack.libtorch.TorchInputs;
 
 /**
@@ -33,17 +34,19 @@ final class DLPackInputs {
     }
 
     /**
-     * Checks the managed tensor at {@code address} against what {@code at::fromDLPack} of libtorch
+     * Checks an export, if still owned, against what {@code at::fromDLPack} of libtorch
      * 2.7.1 takes without throwing and reads as meant.
      *
-     * @param what names the tensor in messages
+     * @param export an owned export
+     * @throws IllegalStateException        if the export is no longer owned
      * @throws InvalidTensorException       for a field libtorch refuses or would read wrongly, a
      *                                      versioned struct, or {@code READ_ONLY}
      * @throws UnsupportedDeviceException   for a device other than CPU 0
      */
-    static void check(ManagedTensorKind kind, long address, String what) {
-        ConsumerGate gate = ConsumerGate.of(kind, address, what);
-        if (kind == ManagedTensorKind.VERSIONED) {
+    static void check(ExportedTensor export) {
+        ConsumerGate gate = ConsumerGate.of(export, "torch");
+        String what = gate.what();
+        if (gate.kind() == ManagedTensorKind.VERSIONED) {
             if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
                 throw new InvalidTensorException(what + " is READ_ONLY, and libtorch 2.7.1 has no way to honour that flag (its "
                         + "at::fromDLPack takes the legacy struct, which cannot carry it): a DJL NDArray would let torch write to "

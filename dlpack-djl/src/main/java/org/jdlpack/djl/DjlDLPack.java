@@ -212,11 +212,8 @@ public final class DjlDLPack {
     public NDArray toNDArray(ExportedTensor export, NDManager manager) {
         Objects.requireNonNull(export, "export");
         PtNDManager ptManager = pytorch(manager);
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to torch: it is no longer owned");
-        }
+        DLPackInputs.check(export);
         ManagedTensorKind kind = export.kind();
-        DLPackInputs.check(kind, export.address(), export.toString());
         // An undefined heap at::Tensor holds no reference: fromDLPack constructs over it, and DJL's
         // close deletes it (delete of a torch::Tensor*, as for every PtNDArray).
         long result = LibTorch.SHIM.newUndefinedTensor(SCRATCH.get());

@@ -9,7 +9,7 @@ import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.plumbing.ForeignExport;
+import org.jdlpack.adapters.ForeignExport;
 
 /**
  * A torch tensor exported over its own memory: the export holds a new {@code at::Tensor} handle on

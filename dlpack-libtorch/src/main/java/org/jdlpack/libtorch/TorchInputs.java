@@ -8,7 +8,7 @@ import java.util.function.LongFunction;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.UnsupportedDeviceException;
-import org.jdlpack.abi.plumbing.ConsumerGate;
+import org.jdlpack.adapters.ConsumerGate;
 
 /**
  * What both libtorch releases take in the {@code DLTensor} of {@code at::fromDLPack} without a C++

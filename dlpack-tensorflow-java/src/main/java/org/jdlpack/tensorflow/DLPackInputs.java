@@ -6,10 +6,11 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.UnsupportedDeviceException;
-import org.jdlpack.abi.plumbing.ConsumerGate;
+import org.jdlpack.adapters.ConsumerGate;
 
 /**
  * The gate in front of {@code tensorflow::TFE_HandleFromDLPack}: reads the managed tensor exactly
@@ -41,15 +42,17 @@ final class DLPackInputs {
     }
 
     /**
-     * Checks the managed tensor at {@code address} against what {@code TFE_HandleFromDLPack} takes.
+     * Checks an export, if still owned, against what {@code TFE_HandleFromDLPack} takes.
      *
-     * @param what names the tensor in messages
+     * @param export an owned export
+     * @throws IllegalStateException        if the export is no longer owned
      * @throws InvalidTensorException       for a field TensorFlow refuses or would read wrongly
      * @throws UnsupportedDeviceException   for a device other than CPU 0
      */
-    static void check(ManagedTensorKind kind, long address, String what) {
-        ConsumerGate gate = ConsumerGate.of(kind, address, what);
-        if (kind == ManagedTensorKind.VERSIONED) {
+    static void check(ExportedTensor export) {
+        ConsumerGate gate = ConsumerGate.of(export, "TensorFlow");
+        String what = gate.what();
+        if (gate.kind() == ManagedTensorKind.VERSIONED) {
             if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
                 throw new InvalidTensorException(what + " is READ_ONLY, and TensorFlow 2.18 takes only the legacy "
                         + "DLManagedTensor, which cannot say so: TensorFlow would be free to write to it. Copy it into "

@@ -12,7 +12,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
-import org.jdlpack.abi.plumbing.ForeignExport;
+import org.jdlpack.adapters.ForeignExport;
 import org.tensorflow.RawTensor;
 import org.tensorflow.Tensor;
 import org.tensorflow.types.family.TType;
@@ -223,11 +223,7 @@ public final class TensorFlowDLPack {
      * @throws org.jdlpack.abi.UnsupportedDeviceException for a device other than CPU 0
      */
     public TType toTensor(ExportedTensor export) {
-        Objects.requireNonNull(export, "export");
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to TensorFlow: it is no longer owned");
-        }
-        DLPackInputs.check(export.kind(), export.address(), export.toString());
+        DLPackInputs.check(export);
         long managed = export.consume().address();
         long handle = LibTensorFlow.handleFromDLPack(managed, context);
         long tfTensor;

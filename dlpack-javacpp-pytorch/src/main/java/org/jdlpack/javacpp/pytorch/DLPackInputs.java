@@ -1,10 +1,11 @@
 package org.jdlpack.javacpp.pytorch;
 
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.UnsupportedDeviceException;
-import org.jdlpack.abi.plumbing.ConsumerGate;
+import org.jdlpack.adapters.ConsumerGate;
 import org.jdlpack.libtorch.TorchInputs;
 
 /**
@@ -30,16 +31,18 @@ final class DLPackInputs {
     }
 
     /**
-     * Checks the managed tensor at {@code address} against what {@code at::fromDLPack} (legacy) or
+     * Checks an export, if still owned, against what {@code at::fromDLPack} (legacy) or
      * {@code at::fromDLPackVersioned} takes without throwing.
      *
-     * @param what names the tensor in messages
+     * @param export an owned export
+     * @throws IllegalStateException        if the export is no longer owned
      * @throws InvalidTensorException       for a field libtorch refuses or would read wrongly
      * @throws UnsupportedDeviceException   for a device other than CPU 0
      */
-    static void check(ManagedTensorKind kind, long address, String what) {
-        ConsumerGate gate = ConsumerGate.of(kind, address, what);
-        if (kind == ManagedTensorKind.VERSIONED) {
+    static void check(ExportedTensor export) {
+        ConsumerGate gate = ConsumerGate.of(export, "torch");
+        String what = gate.what();
+        if (gate.kind() == ManagedTensorKind.VERSIONED) {
             int major = gate.majorVersion();
             if (major != 1) {
                 throw new InvalidTensorException(what + ": DLPack major version " + Integer.toUnsignedString(major)

@@ -208,12 +208,8 @@ public final class TorchDLPack {
      * @throws UnsupportedDeviceException  for a device other than CPU 0
      */
     public Tensor toTensor(ExportedTensor export) {
-        Objects.requireNonNull(export, "export");
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to torch: it is no longer owned");
-        }
+        DLPackInputs.check(export);
         ManagedTensorKind kind = export.kind();
-        DLPackInputs.check(kind, export.address(), export.toString());
         MemorySegment noDeleter = SCRATCH.get().asSlice(8, LibTorch.STD_FUNCTION_BYTES);
         noDeleter.fill((byte) 0); // an empty std::function: libtorch may have stored its own into it last time
         Tensor result = new Tensor(); // an undefined at::Tensor holds no reference: the call constructs over it

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.plumbing;
+package org.jdlpack.adapters;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -6,10 +6,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.UnsupportedDeviceException;
@@ -48,14 +50,32 @@ public final class ConsumerGate {
         DLDataType supported(int code, int bits, int lanes);
     }
 
+    private final ManagedTensorKind kind;
     private final MemorySegment struct;
     private final MemorySegment tensor;
     private final String what;
 
-    private ConsumerGate(MemorySegment struct, MemorySegment tensor, String what) {
+    private ConsumerGate(ManagedTensorKind kind, MemorySegment struct, MemorySegment tensor, String what) {
+        this.kind = kind;
         this.struct = struct;
         this.tensor = tensor;
         this.what = what;
+    }
+
+    /**
+     * Opens an export that is to be handed to a consumer, if it is still the caller's.
+     *
+     * @param export   the export
+     * @param consumer names the consumer, such as {@code "torch"}
+     * @return the gate, naming the export in messages
+     * @throws IllegalStateException if the export was already consumed, imported or closed
+     */
+    public static ConsumerGate of(ExportedTensor export, String consumer) {
+        Objects.requireNonNull(export, "export");
+        if (!export.isOwned()) {
+            throw new IllegalStateException("cannot hand " + export + " to " + consumer + ": it is no longer owned");
+        }
+        return of(export.kind(), export.address(), export.toString());
     }
 
     /**
@@ -69,7 +89,12 @@ public final class ConsumerGate {
     @SuppressWarnings("restricted") // the struct is jdlpack's export, owned by the caller: its size is the kind's
     public static ConsumerGate of(ManagedTensorKind kind, long address, String what) {
         MemorySegment struct = MemorySegment.ofAddress(address).reinterpret(kind.structSize());
-        return new ConsumerGate(struct, struct.asSlice(kind.dlTensorOffset(), DL_TENSOR_SIZE), what);
+        return new ConsumerGate(kind, struct, struct.asSlice(kind.dlTensorOffset(), DL_TENSOR_SIZE), what);
+    }
+
+    /** {@return which struct it is} */
+    public ManagedTensorKind kind() {
+        return kind;
     }
 
     /** {@return the name of the tensor in messages} */

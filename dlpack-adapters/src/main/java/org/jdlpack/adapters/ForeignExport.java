@@ -1,4 +1,4 @@
-package org.jdlpack.abi.plumbing;
+package org.jdlpack.adapters;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.Function;
