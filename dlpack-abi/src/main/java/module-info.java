@@ -10,6 +10,6 @@ module org.jdlpack.abi {
     // reports that never throw, native-access messages that name the flag), the ledger, and the
     // name an owner's resource gives it in messages (dlpack-cpu's OwnedHostTensor).
     exports org.jdlpack.abi.plumbing to org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.arrow,
-            org.jdlpack.onnxruntime, org.jdlpack.javacpp.pytorch,
-            org.jdlpack.djl, org.jdlpack.tensorflow;
+            org.jdlpack.onnxruntime, org.jdlpack.libtorch,
+            org.jdlpack.javacpp.pytorch, org.jdlpack.djl, org.jdlpack.tensorflow;
 }

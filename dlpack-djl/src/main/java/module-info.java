@@ -12,6 +12,8 @@
 module org.jdlpack.djl {
     requires transitive org.jdlpack.abi;
     requires transitive org.jdlpack.cpu;
+    requires org.jdlpack.adapters; // the checks before the C++ entry points, the export with a native owner
+    requires org.jdlpack.libtorch; // the shared shim layer: each adapter binds its own libtorch
     requires transitive ai.djl.api;
     requires ai.djl.pytorch_engine;
 

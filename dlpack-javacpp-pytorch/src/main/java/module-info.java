@@ -9,6 +9,8 @@
 module org.jdlpack.javacpp.pytorch {
     requires transitive org.jdlpack.abi;
     requires transitive org.jdlpack.cpu;
+    requires org.jdlpack.adapters; // the checks before the C++ entry points, the export with a native owner
+    requires org.jdlpack.libtorch; // the shared shim layer: each adapter binds its own libtorch
     // Tensor appears in this API, so users need the presets read too.
     requires transitive org.bytedeco.pytorch;
     requires org.bytedeco.javacpp;

@@ -12,6 +12,7 @@
 module org.jdlpack.tensorflow {
     requires transitive org.jdlpack.abi;
     requires transitive org.jdlpack.cpu;
+    requires org.jdlpack.adapters; // the checks before the C++ entry points, the export with a native owner
     // Tensor appears in this API, so users need TensorFlow Java read too.
     requires transitive tensorflow;
     requires tensorflow.nativelib;

@@ -1,7 +1,5 @@
 package org.jdlpack.djl;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -15,15 +13,14 @@ import ai.djl.pytorch.engine.PtNDManager;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorLayout;
-import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.libtorch.TorchDTypes;
+import org.jdlpack.libtorch.TorchExport;
 
 /**
  * DJL {@code NDArray}s of the PyTorch engine as DLPack tensors and back, without copying a byte:
@@ -78,17 +75,18 @@ public final class DjlDLPack {
     /** Out-parameter of the shim's getters. */
     private static final ThreadLocal<MemorySegment> SCRATCH = ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(8, 8));
 
-    private final TorchDTypes dtypes;
+    private final TorchDTypes.Codes dtypes;
     private final int cpuDeviceType;
 
-    private DjlDLPack(TorchDTypes dtypes, int cpuDeviceType) {
+    private DjlDLPack(TorchDTypes.Codes dtypes, int cpuDeviceType) {
         this.dtypes = dtypes;
         this.cpuDeviceType = cpuDeviceType;
     }
 
     private static DjlDLPack open() {
         LibTorch.require();
-        return new DjlDLPack(TorchDTypes.resolve(), LibTorch.constant("aoti_torch_device_type_cpu"));
+        return new DjlDLPack(LibTorch.DTYPES.resolve(LibTorch.SHIM, DjlUnavailableException::new),
+                LibTorch.SHIM.constant("aoti_torch_device_type_cpu"));
     }
 
     /**
@@ -152,49 +150,18 @@ public final class DjlDLPack {
                     + "strided tensors only (call toDense() first)");
         }
         MemorySegment out = SCRATCH.get();
-        int deviceType = LibTorch.deviceType(at, out);
+        int deviceType = LibTorch.SHIM.deviceType(at, out);
         if (deviceType != cpuDeviceType) {
             throw new UnsupportedDeviceException(DLDevice.CPU, "the NDArray is on " + pt.getDevice()
                     + "; this adapter exports CPU arrays only (call toDevice(Device.cpu(), false) first)");
         }
-        int torchType = LibTorch.dtype(at, out);
+        int torchType = LibTorch.SHIM.dtype(at, out);
         DLDataType dtype = dtypes.dlpackOf(torchType);
         if (dtype == null) {
             throw new InvalidTensorException("the NDArray's torch dtype (ScalarType code " + torchType + ") has no DLPack "
-                    + "type this adapter carries; supported: " + TorchDTypes.supportedText());
+                    + "type this adapter carries; supported: " + LibTorch.DTYPES.supportedText());
         }
-        long handle = LibTorch.newTensorHandle(at, out);
-        // The handle is the export's one hold on torch's memory: deleted once, when the owner's
-        // last reference goes (a consumer's deleter, on any thread) or here if the export fails.
-        ExportOwner owner = ExportOwner.of(new TorchHandle(handle), () -> LibTorch.deleteTensorObject(handle));
-        try {
-            return owner.export(spec(handle, dtype, out), options);
-        } finally {
-            owner.close();
-        }
-    }
-
-    /** Names the handle in jdlpack's messages (a leaked owner, a failed release). */
-    private record TorchHandle(long handle) {
-        @Override
-        public String toString() {
-            return "at::Tensor handle 0x" + Long.toHexString(handle) + " (of a DJL NDArray)";
-        }
-    }
-
-    /** The spec of the tensor behind {@code handle}, read through the shim. */
-    @SuppressWarnings("restricted") // torch's own sizes and strides, and its data: bounded to what the layout reaches
-    private static TensorSpec spec(long handle, DLDataType dtype, MemorySegment out) {
-        int ndim = Math.toIntExact(LibTorch.dim(handle, out));
-        long[] shape = MemorySegment.ofAddress(LibTorch.sizes(handle, out)).reinterpret(ndim * 8L).toArray(JAVA_LONG);
-        long[] strides = MemorySegment.ofAddress(LibTorch.strides(handle, out)).reinterpret(ndim * 8L).toArray(JAVA_LONG);
-        TensorLayout layout = TensorLayout.of(dtype, shape, strides, 0, 0);
-        long data = LibTorch.dataPtr(handle, out);
-        long bytes = layout.extent().endByte();
-        if (data == 0 && bytes > 0) {
-            throw new IllegalArgumentException("the NDArray's data pointer is NULL for " + layout.elementCount() + " elements");
-        }
-        return TensorSpec.builder(MemorySegment.ofAddress(data).reinterpret(bytes), layout).build();
+        return TorchExport.export(LibTorch.SHIM, at, dtype, options, out, "the NDArray", " (of a DJL NDArray)");
     }
 
     /**
@@ -245,21 +212,18 @@ public final class DjlDLPack {
     public NDArray toNDArray(ExportedTensor export, NDManager manager) {
         Objects.requireNonNull(export, "export");
         PtNDManager ptManager = pytorch(manager);
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to torch: it is no longer owned");
-        }
+        DLPackInputs.check(export);
         ManagedTensorKind kind = export.kind();
-        DLPackInputs.check(kind, export.address(), export.toString());
         // An undefined heap at::Tensor holds no reference: fromDLPack constructs over it, and DJL's
         // close deletes it (delete of a torch::Tensor*, as for every PtNDArray).
-        long result = LibTorch.newUndefinedTensor(SCRATCH.get());
+        long result = LibTorch.SHIM.newUndefinedTensor(SCRATCH.get());
         long managed = export.consume().address();
         DLPackInputs.foldByteOffset(kind, managed);
         LibTorch.fromDLPack(result, managed);
         try {
             return new PtNDArray(ptManager, result);
         } catch (RuntimeException | Error e) { // the manager closed meanwhile: torch's tensor goes, and with it the export
-            LibTorch.deleteTensorObject(result);
+            LibTorch.SHIM.deleteTensorObject(result);
             throw e;
         }
     }

@@ -30,6 +30,7 @@ import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.libtorch.TorchDTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -223,7 +224,7 @@ class DjlDLPackTest {
      */
     @Test
     void typesJavaToNDArrayAndBack() {
-        for (TorchDTypes.Entry entry : TorchDTypes.ENTRIES) {
+        for (TorchDTypes.Entry entry : LibTorch.DTYPES.entries()) {
             DLDataType dtype = entry.dlpack();
             try (OwnedHostTensor owned = OwnedHostTensor.allocate(dtype, 4)) {
                 MemorySegment bytes = owned.spec().data();

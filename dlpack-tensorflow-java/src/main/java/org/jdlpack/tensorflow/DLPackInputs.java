@@ -1,19 +1,16 @@
 package org.jdlpack.tensorflow;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
-import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.DLDeviceType;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.adapters.ConsumerGate;
 
 /**
  * The gate in front of {@code tensorflow::TFE_HandleFromDLPack}: reads the managed tensor exactly
@@ -34,20 +31,6 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  */
 final class DLPackInputs {
 
-    /** {@code DLTensor} offsets (the ABI's, checked against the C compiler by dlpack-abi's tests). */
-    private static final long DATA = 0;
-    private static final long DEVICE_TYPE = 8;
-    private static final long DEVICE_ID = 12;
-    private static final long NDIM = 16;
-    private static final long DTYPE_CODE = 20;
-    private static final long DTYPE_BITS = 21;
-    private static final long DTYPE_LANES = 22;
-    private static final long SHAPE = 24;
-    private static final long STRIDES = 32;
-    private static final long BYTE_OFFSET = 40;
-    private static final long DL_TENSOR_SIZE = 48;
-    private static final long VERSIONED_FLAGS = 24;
-
     /** {@code TensorShape::MaxDimensions()}: a shape with more dimensions fails a CHECK. */
     static final int MAX_NDIM = 254;
     /** The alignment TensorFlow's kernels assume ({@code EIGEN_MAX_ALIGN_BYTES} at its largest; TensorFlow's allocator gives 64). */
@@ -59,17 +42,18 @@ final class DLPackInputs {
     }
 
     /**
-     * Checks the managed tensor at {@code address} against what {@code TFE_HandleFromDLPack} takes.
+     * Checks an export, if still owned, against what {@code TFE_HandleFromDLPack} takes.
      *
-     * @param what names the tensor in messages
+     * @param export an owned export
+     * @throws IllegalStateException        if the export is no longer owned
      * @throws InvalidTensorException       for a field TensorFlow refuses or would read wrongly
      * @throws UnsupportedDeviceException   for a device other than CPU 0
      */
-    @SuppressWarnings("restricted") // the struct is jdlpack's export, owned by the caller: its size is the kind's
-    static void check(ManagedTensorKind kind, long address, String what) {
-        MemorySegment struct = MemorySegment.ofAddress(address).reinterpret(kind.structSize());
-        if (kind == ManagedTensorKind.VERSIONED) {
-            if (DLTensorFlag.READ_ONLY.isSet(struct.get(JAVA_LONG, VERSIONED_FLAGS))) {
+    static void check(ExportedTensor export) {
+        ConsumerGate gate = ConsumerGate.of(export, "TensorFlow");
+        String what = gate.what();
+        if (gate.kind() == ManagedTensorKind.VERSIONED) {
+            if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
                 throw new InvalidTensorException(what + " is READ_ONLY, and TensorFlow 2.18 takes only the legacy "
                         + "DLManagedTensor, which cannot say so: TensorFlow would be free to write to it. Copy it into "
                         + "writable memory first (OwnedHostTensor.copyOf), or export writable memory with ExportOptions.LEGACY");
@@ -77,59 +61,36 @@ final class DLPackInputs {
             throw new InvalidTensorException(what + " is a DLManagedTensorVersioned; TensorFlow 2.18's "
                     + "TFE_HandleFromDLPack reads the legacy DLManagedTensor only. Export with ExportOptions.LEGACY");
         }
-        MemorySegment tensor = struct.asSlice(kind.dlTensorOffset(), DL_TENSOR_SIZE);
-        int deviceType = tensor.get(JAVA_INT, DEVICE_TYPE);
-        int deviceId = tensor.get(JAVA_INT, DEVICE_ID);
-        if (deviceType != DLDeviceType.CPU.code() || deviceId != 0) {
-            DLDevice device = new DLDevice(deviceType, deviceId);
-            throw new UnsupportedDeviceException(device, what + " is on " + device + "; this adapter hands TensorFlow CPU "
-                    + "device 0 only (TensorFlow Java's build is CPU-only): copy it to host memory first");
+        gate.requireCpu0("TensorFlow", "TensorFlow Java's build is CPU-only");
+        DLDataType dtype = gate.requireDType(TensorFlowDTypes::supported, "this adapter does not hand TensorFlow",
+                "lanes must be 1: TensorFlow ignores lanes and would read the wrong elements", TensorFlowDTypes.supportedText());
+        int ndim = gate.requireNdim(MAX_NDIM, "TensorFlow");
+        if (ndim > 0 && gate.shapeIsNull()) {
+            gate.refuseNull("shape", ndim);
         }
-        int code = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_CODE));
-        int bits = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_BITS));
-        int lanes = Short.toUnsignedInt(tensor.get(JAVA_SHORT, DTYPE_LANES));
-        DLDataType dtype = TensorFlowDTypes.supported(code, bits, lanes);
-        if (dtype == null) {
-            throw new InvalidTensorException(what + " has dtype (code " + code + ", bits " + bits + ", lanes " + lanes
-                    + "), which this adapter does not hand TensorFlow" + (lanes != 1 ? " (lanes must be 1: TensorFlow "
-                    + "ignores lanes and would read the wrong elements)" : "") + "; supported: " + TensorFlowDTypes.supportedText());
-        }
-        int ndim = tensor.get(JAVA_INT, NDIM);
-        if (ndim < 0 || ndim > MAX_NDIM) {
-            throw new InvalidTensorException(what + ": ndim is " + ndim + "; TensorFlow takes 0 to " + MAX_NDIM);
-        }
-        long shapeAddress = tensor.get(JAVA_LONG, SHAPE);
-        long stridesAddress = tensor.get(JAVA_LONG, STRIDES);
-        if (ndim > 0 && shapeAddress == 0) {
-            throw new InvalidTensorException(what + ": shape is NULL for ndim " + ndim);
-        }
-        MemorySegment shape = MemorySegment.ofAddress(shapeAddress).reinterpret(ndim * 8L);
+        MemorySegment shape = gate.shape(ndim);
         long elements = 1;
         for (int d = 0; d < ndim; d++) {
             long extent = shape.getAtIndex(JAVA_LONG, d);
-            if (extent < 0) {
-                throw new InvalidTensorException(what + ": shape[" + d + "] is " + extent);
-            }
+            gate.requireExtent(d, extent);
             try {
                 elements = Math.multiplyExact(elements, extent);
-                Math.multiplyExact(elements, (long) bits / 8);
+                Math.multiplyExact(elements, (long) dtype.bits() / 8);
             } catch (ArithmeticException e) {
-                throw new InvalidTensorException(what + ": its size overflows 64 bits at dimension " + d);
+                throw gate.overflow(d);
             }
         }
-        if (stridesAddress != 0 && elements > 0) {
-            checkCompact(MemorySegment.ofAddress(stridesAddress).reinterpret(ndim * 8L), shape, ndim, what);
+        MemorySegment strides = gate.strides(ndim);
+        if (strides != null && elements > 0) {
+            checkCompact(strides, shape, ndim, what);
         }
-        long byteOffset = tensor.get(JAVA_LONG, BYTE_OFFSET);
+        long byteOffset = gate.byteOffset();
         if (byteOffset != 0) {
             throw new InvalidTensorException(what + ": byte_offset is " + Long.toUnsignedString(byteOffset) + "; TensorFlow "
                     + "2.18 takes only 0. Export with the offset folded into data (the default ExportOptions, not "
                     + "withVerbatimByteOffset)");
         }
-        long data = tensor.get(JAVA_LONG, DATA);
-        if (elements > 0 && data == 0) {
-            throw new InvalidTensorException(what + ": data is NULL for " + elements + " elements");
-        }
+        long data = gate.requireData(elements);
         if (elements > 0 && data % ALIGNMENT != 0) {
             throw new InvalidTensorException(what + ": data 0x" + Long.toHexString(data) + " is not aligned to " + ALIGNMENT
                     + " bytes; TensorFlow's kernels fail CHECK(IsAligned()) on it, which ends the process. " + COPY_HINT);

@@ -4,22 +4,18 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import org.bytedeco.javacpp.Loader;
 import org.jdlpack.abi.plumbing.Downcalls;
-import org.jdlpack.abi.plumbing.NativeAccess;
+import org.jdlpack.abi.plumbing.SymbolTable;
 
 /**
  * How jdlpack reaches TensorFlow: the {@code libtensorflow_cc} and {@code libtensorflow_framework}
@@ -82,27 +78,32 @@ final class LibTensorFlow {
     }
 
     /** Where the libraries were found, TensorFlow Java's version, and why they cannot be used (null when they can). */
-    record Found(Path library, String version, String failure) {
-    }
-
-    static final Found FOUND;
-    private static final Map<String, MethodHandle> HANDLES = new LinkedHashMap<>();
-
-    static {
-        FOUND = bind();
-        for (var function : REQUIRED.entrySet()) {
-            String failure = FOUND.failure();
-            HANDLES.computeIfAbsent(function.getKey(), name -> Downcalls.failing(function.getValue().toMethodType(),
-                    () -> new TensorFlowUnavailableException(failure)));
+    record Found(List<Path> libraries, String version, String failure) {
+        /** {@return the library with the entry points ({@code tensorflow_cc}), or null when not found} */
+        Path library() {
+            return libraries.isEmpty() ? null : libraries.get(0);
         }
     }
 
-    /** Binds every required function into {@link #HANDLES}; {@return where TensorFlow is, and what is missing} */
-    @SuppressWarnings("restricted")
-    private static Found bind() {
+    static final Found FOUND;
+    private static final SymbolTable SYMBOLS;
+
+    static {
+        Found found = find();
+        SYMBOLS = found.failure() != null ? SymbolTable.unbound(REQUIRED, found.failure(), TensorFlowUnavailableException::new)
+                // dlopen of paths already loaded: the same copies, only their symbols looked up
+                : SymbolTable.bind(LibTensorFlow.class, found.libraries(), REQUIRED, missing -> "TensorFlow from TensorFlow "
+                        + "Java " + found.version() + " (" + found.library() + ") lacks " + missing + ": this adapter needs the "
+                        + "C API and the DLPack entry point of TensorFlow 2.18 (TensorFlow Java 1.1.0); use that version, or one "
+                        + "whose library exports these symbols", TensorFlowUnavailableException::new);
+        FOUND = new Found(found.libraries(), found.version(), SYMBOLS.failure());
+    }
+
+    /** {@return where TensorFlow Java's two libraries are, or why they cannot be used} */
+    private static Found find() {
         String os = System.getProperty("os.name", "");
         if (os.startsWith("Windows")) {
-            return new Found(null, null, "TensorFlow on Windows is built with the MSVC C++ ABI, whose name and calling "
+            return new Found(List.of(), null, "TensorFlow on Windows is built with the MSVC C++ ABI, whose name and calling "
                     + "convention for tensorflow::TFE_HandleFromDLPack differ from the Itanium ABI this adapter calls; it is "
                     + "refused there. Use Tensor.of(type, shape, buffer) (a copy), or run on Linux or macOS");
         }
@@ -114,34 +115,16 @@ final class LibTensorFlow {
             version = tensorFlowJavaVersion();
             loaded = Loader.getLoadedLibraries();
         } catch (NoClassDefFoundError | UnsatisfiedLinkError e) {
-            return new Found(null, null, "TensorFlow Java did not load (" + e + "): add org.tensorflow:tensorflow-core-api and "
-                    + "org.tensorflow:tensorflow-core-native with the classifier of your platform (for example linux-x86_64)");
+            return new Found(List.of(), null, "TensorFlow Java did not load (" + e + "): add "
+                    + "org.tensorflow:tensorflow-core-api and org.tensorflow:tensorflow-core-native with the classifier of your platform (for example linux-x86_64)");
         }
         Path cc = loadedPath(loaded, CC);
         Path framework = loadedPath(loaded, FRAMEWORK);
         if (cc == null || framework == null) {
-            return new Found(null, version, "TensorFlow Java " + version + " loaded, but " + CC + " or " + FRAMEWORK
+            return new Found(List.of(), version, "TensorFlow Java " + version + " loaded, but " + CC + " or " + FRAMEWORK
                     + " is not among JavaCPP's loaded libraries (" + loaded.keySet() + ")");
         }
-        SymbolLookup lookup;
-        try {
-            // dlopen of paths already loaded: the same copies, only their symbols looked up
-            lookup = SymbolLookup.libraryLookup(cc, Arena.global()).or(SymbolLookup.libraryLookup(framework, Arena.global()));
-        } catch (IllegalCallerException e) {
-            return new Found(cc, version, NativeAccess.denied(LibTensorFlow.class, e).getMessage());
-        }
-        List<String> missing = new ArrayList<>();
-        for (var function : REQUIRED.entrySet()) {
-            lookup.find(function.getKey()).ifPresentOrElse(
-                    address -> HANDLES.put(function.getKey(), Linker.nativeLinker().downcallHandle(address, function.getValue())),
-                    () -> missing.add(function.getKey()));
-        }
-        if (!missing.isEmpty()) {
-            return new Found(cc, version, "TensorFlow from TensorFlow Java " + version + " (" + cc + ") lacks " + missing
-                    + ": this adapter needs the C API and the DLPack entry point of TensorFlow 2.18 (TensorFlow Java 1.1.0); "
-                    + "use that version, or one whose library exports these symbols");
-        }
-        return new Found(cc, version, null);
+        return new Found(List.of(cc, framework), version, null);
     }
 
     private static Path loadedPath(Map<String, String> loaded, String name) {
@@ -165,7 +148,7 @@ final class LibTensorFlow {
     }
 
     private static MethodHandle handle(String name) {
-        return HANDLES.get(name);
+        return SYMBOLS.handle(name);
     }
 
     private static final MethodHandle VERSION = handle("TF_Version");

@@ -1,12 +1,10 @@
 package org.jdlpack.tensorflow;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Objects;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
@@ -14,6 +12,7 @@ import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.adapters.ForeignExport;
 import org.tensorflow.RawTensor;
 import org.tensorflow.Tensor;
 import org.tensorflow.types.family.TType;
@@ -150,14 +149,8 @@ public final class TensorFlowDLPack {
                     + "this adapter carries; supported: " + TensorFlowDTypes.supportedText());
         }
         long handle = LibTensorFlow.newTensorHandle(tfTensor);
-        // The handle is the export's one hold on TensorFlow's buffer: deleted once, when the owner's
-        // last reference goes (a consumer's deleter, on any thread) or here if the export fails.
-        ExportOwner owner = ExportOwner.of(new TensorHandle(handle), () -> LibTensorFlow.deleteTensorHandle(handle));
-        try {
-            return owner.export(spec(tfTensor, dtype), options);
-        } finally {
-            owner.close();
-        }
+        return ForeignExport.export(new TensorHandle(handle), () -> LibTensorFlow.deleteTensorHandle(handle), options,
+                () -> spec(tfTensor, dtype));
     }
 
     /** Names the handle in jdlpack's messages (a leaked owner, a failed release). */
@@ -169,7 +162,6 @@ public final class TensorFlowDLPack {
     }
 
     /** The spec of a {@code TF_Tensor}: TensorFlow's tensors are compact row-major. */
-    @SuppressWarnings("restricted") // TensorFlow's own data: bounded to its byte size
     private static TensorSpec spec(long tfTensor, DLDataType dtype) {
         int ndim = LibTensorFlow.numDims(tfTensor);
         long[] shape = new long[ndim];
@@ -182,11 +174,7 @@ public final class TensorFlowDLPack {
             throw new IllegalStateException("the TF_Tensor holds " + LibTensorFlow.tensorByteSize(tfTensor) + " bytes, fewer than "
                     + bytes + " for " + layout);
         }
-        long data = LibTensorFlow.tensorData(tfTensor);
-        if (data == 0 && bytes > 0) {
-            throw new IllegalStateException("the TF_Tensor's data pointer is NULL for " + layout.elementCount() + " elements");
-        }
-        return TensorSpec.builder(MemorySegment.ofAddress(data).reinterpret(bytes), layout).build();
+        return ForeignExport.spec(LibTensorFlow.tensorData(tfTensor), layout, "the TF_Tensor", IllegalStateException::new);
     }
 
     /**
@@ -235,11 +223,7 @@ public final class TensorFlowDLPack {
      * @throws org.jdlpack.abi.UnsupportedDeviceException for a device other than CPU 0
      */
     public TType toTensor(ExportedTensor export) {
-        Objects.requireNonNull(export, "export");
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to TensorFlow: it is no longer owned");
-        }
-        DLPackInputs.check(export.kind(), export.address(), export.toString());
+        DLPackInputs.check(export);
         long managed = export.consume().address();
         long handle = LibTensorFlow.handleFromDLPack(managed, context);
         long tfTensor;

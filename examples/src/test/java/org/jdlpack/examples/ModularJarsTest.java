@@ -62,8 +62,8 @@ class ModularJarsTest {
                 "module-info.class"))));
         assertThat(abiExports).containsOnly(
                 Map.entry("org.jdlpack.abi", "everyone"),
-                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.djl, org.jdlpack.javacpp.pytorch, org.jdlpack.onnxruntime, org.jdlpack.opencl, "
-                        + "org.jdlpack.python, org.jdlpack.tensorflow]"));
+                Map.entry("org.jdlpack.abi.plumbing", "[org.jdlpack.arrow, org.jdlpack.cpu, org.jdlpack.cuda, org.jdlpack.djl, org.jdlpack.javacpp.pytorch, org.jdlpack.libtorch, "
+                        + "org.jdlpack.onnxruntime, org.jdlpack.opencl, org.jdlpack.python, org.jdlpack.tensorflow]"));
         Map<String, String> cpuExports = exports(ModuleDescriptor.read(ByteBuffer.wrap(read(root(MODULES.get("org.jdlpack.cpu")),
                 "module-info.class"))));
         assertThat(cpuExports).containsOnly(

@@ -1,25 +1,22 @@
 package org.jdlpack.javacpp.pytorch;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import org.bytedeco.javacpp.Loader;
 import org.jdlpack.abi.plumbing.Downcalls;
-import org.jdlpack.abi.plumbing.NativeAccess;
+import org.jdlpack.abi.plumbing.SymbolTable;
+import org.jdlpack.libtorch.AotiShim;
+import org.jdlpack.libtorch.TorchDTypes;
 
 /**
  * How jdlpack reaches libtorch: the library JavaCPP loaded (never a second copy), the functions
@@ -36,6 +33,9 @@ import org.jdlpack.abi.plumbing.NativeAccess;
  * caller-owned object: an empty one (all 32 bytes zero in libstdc++ and libc++) asks libtorch to
  * call the struct's own deleter.
  *
+ * <p>The shim's calls are {@link AotiShim}'s (shared with the DJL adapter, over the functions
+ * bound here from JavaCPP's libtorch); the two C++ calls, whose signatures are 2.10's own, are here.
+ *
  * <p>Everything is bound when the class initializes, which {@link TorchDLPack#get()} triggers;
  * what is missing is recorded, never thrown from the initializer, and {@link #require()} throws
  * it. Stateless after that and safe from any thread.
@@ -48,27 +48,18 @@ final class LibTorch {
     static final String FROM_DLPACK_VERSIONED = "_ZN2at19fromDLPackVersionedEP24DLManagedTensorVersionedSt8functionIFvPvEE";
     /** The size of {@code std::function<void(void*)>} on LP64 (libstdc++ and libc++): two words of storage, a manager, an invoker. */
     static final long STD_FUNCTION_BYTES = 32;
+    /** The types libtorch 2.10 converts, float8 included. */
+    static final TorchDTypes DTYPES = TorchDTypes.WITH_FLOAT8;
+    /** JavaCPP's tensors may be sparse or undefined: the export reads both (2.10's shim has the functions). */
+    private static final boolean READS_LAYOUT = true;
 
-    private static final FunctionDescriptor GETTER = FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS);
-    private static final FunctionDescriptor CONSTANT = FunctionDescriptor.of(JAVA_INT);
     private static final FunctionDescriptor FROM_SIGNATURE = FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, ADDRESS);
 
     /** Every function this adapter calls, with its C signature: all are checked before the first use. */
     private static final Map<String, FunctionDescriptor> REQUIRED = required();
 
     private static Map<String, FunctionDescriptor> required() {
-        Map<String, FunctionDescriptor> functions = new LinkedHashMap<>();
-        for (String getter : List.of("aoti_torch_is_defined", "aoti_torch_get_layout", "aoti_torch_get_device_type",
-                "aoti_torch_get_device_index", "aoti_torch_get_dtype", "aoti_torch_get_dim", "aoti_torch_get_data_ptr",
-                "aoti_torch_get_sizes", "aoti_torch_get_strides", "aoti_torch_new_tensor_handle")) {
-            functions.put(getter, GETTER);
-        }
-        functions.put("aoti_torch_delete_tensor_object", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
-        functions.put("aoti_torch_layout_strided", CONSTANT);
-        functions.put("aoti_torch_device_type_cpu", CONSTANT);
-        for (TorchDTypes.Entry entry : TorchDTypes.ENTRIES) {
-            functions.put(entry.constantFunction(), CONSTANT);
-        }
+        Map<String, FunctionDescriptor> functions = new LinkedHashMap<>(AotiShim.functions(DTYPES, READS_LAYOUT));
         functions.put(FROM_DLPACK, FROM_SIGNATURE);
         functions.put(FROM_DLPACK_VERSIONED, FROM_SIGNATURE);
         return functions;
@@ -79,45 +70,24 @@ final class LibTorch {
     }
 
     static final Found FOUND;
-    private static final Map<String, MethodHandle> HANDLES = new LinkedHashMap<>();
+    private static final SymbolTable SYMBOLS;
 
     static {
-        FOUND = bind();
-        for (var function : REQUIRED.entrySet()) {
-            String failure = FOUND.failure();
-            HANDLES.computeIfAbsent(function.getKey(), name -> Downcalls.failing(function.getValue().toMethodType(),
-                    () -> new TorchUnavailableException(failure)));
-        }
+        Found found = find();
+        SYMBOLS = found.failure() != null ? SymbolTable.unbound(REQUIRED, found.failure(), TorchUnavailableException::new)
+                // dlopen of a loaded path: the same copy
+                : SymbolTable.bind(LibTorch.class, List.of(found.library()), REQUIRED, missing -> "libtorch from JavaCPP "
+                        + "pytorch " + found.version() + " (" + found.library() + ") lacks " + missing + ": this adapter needs "
+                        + "the DLPack entry points and the AOTInductor C shim of libtorch 2.10 (JavaCPP pytorch 2.10.0-1.5.13); "
+                        + "use that version of the presets, or one whose libtorch exports these symbols",
+                        TorchUnavailableException::new);
+        FOUND = new Found(found.library(), found.version(), SYMBOLS.failure());
     }
 
-    /** Binds every required function into {@link #HANDLES}; {@return where libtorch is, and what is missing} */
-    @SuppressWarnings("restricted")
-    private static Found bind() {
-        Found found = find();
-        SymbolLookup lookup = null;
-        if (found.failure() == null) {
-            try {
-                lookup = SymbolLookup.libraryLookup(found.library(), Arena.global()); // dlopen of a loaded path: the same copy
-            } catch (IllegalCallerException e) {
-                found = new Found(found.library(), found.version(), NativeAccess.denied(LibTorch.class, e).getMessage());
-            }
-        }
-        if (lookup != null) {
-            List<String> missing = new ArrayList<>();
-            for (var function : REQUIRED.entrySet()) {
-                lookup.find(function.getKey()).ifPresentOrElse(
-                        address -> HANDLES.put(function.getKey(), Linker.nativeLinker().downcallHandle(address, function.getValue())),
-                        () -> missing.add(function.getKey()));
-            }
-            if (!missing.isEmpty()) {
-                found = new Found(found.library(), found.version(), "libtorch from JavaCPP pytorch " + found.version() + " ("
-                        + found.library() + ") lacks " + missing + ": this adapter needs the DLPack entry points and the "
-                        + "AOTInductor C shim of libtorch 2.10 (JavaCPP pytorch 2.10.0-1.5.13); use that version of the presets, "
-                        + "or one whose libtorch exports these symbols");
-            }
-        }
-        return found;
-    }
+    /** The shim's calls, over the functions bound from JavaCPP's libtorch. */
+    static final AotiShim SHIM = new AotiShim(SYMBOLS, READS_LAYOUT);
+    private static final MethodHandle FROM = SYMBOLS.handle(FROM_DLPACK);
+    private static final MethodHandle FROM_VERSIONED = SYMBOLS.handle(FROM_DLPACK_VERSIONED);
 
     private static Found find() {
         String os = System.getProperty("os.name", "");
@@ -153,24 +123,6 @@ final class LibTorch {
         }
     }
 
-    private static MethodHandle handle(String name) {
-        return HANDLES.get(name);
-    }
-
-    private static final MethodHandle IS_DEFINED = handle("aoti_torch_is_defined");
-    private static final MethodHandle GET_LAYOUT = handle("aoti_torch_get_layout");
-    private static final MethodHandle GET_DEVICE_TYPE = handle("aoti_torch_get_device_type");
-    private static final MethodHandle GET_DEVICE_INDEX = handle("aoti_torch_get_device_index");
-    private static final MethodHandle GET_DTYPE = handle("aoti_torch_get_dtype");
-    private static final MethodHandle GET_DIM = handle("aoti_torch_get_dim");
-    private static final MethodHandle GET_DATA_PTR = handle("aoti_torch_get_data_ptr");
-    private static final MethodHandle GET_SIZES = handle("aoti_torch_get_sizes");
-    private static final MethodHandle GET_STRIDES = handle("aoti_torch_get_strides");
-    private static final MethodHandle NEW_TENSOR_HANDLE = handle("aoti_torch_new_tensor_handle");
-    private static final MethodHandle DELETE_TENSOR_OBJECT = handle("aoti_torch_delete_tensor_object");
-    private static final MethodHandle FROM = handle(FROM_DLPACK);
-    private static final MethodHandle FROM_VERSIONED = handle(FROM_DLPACK_VERSIONED);
-
     private LibTorch() {
     }
 
@@ -178,129 +130,6 @@ final class LibTorch {
     static void require() {
         if (FOUND.failure() != null) {
             throw new TorchUnavailableException(FOUND.failure());
-        }
-    }
-
-    /** {@return the value of one of the shim's constant functions, such as {@code aoti_torch_dtype_float32}} */
-    static int constant(String function) {
-        try {
-            return (int) handle(function).invokeExact();
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /**
-     * Checks a shim status: non-zero means libtorch threw inside and the shim caught it (and logged
-     * it to stderr).
-     */
-    private static void check(int status, String call, long tensor) {
-        if (status != 0) {
-            throw new IllegalArgumentException(call + " failed (status " + status + ") for the at::Tensor at 0x"
-                    + Long.toHexString(tensor) + "; libtorch's reason is on stderr");
-        }
-    }
-
-    static boolean isDefined(long tensor, MemorySegment out) {
-        try {
-            check((int) IS_DEFINED.invokeExact(tensor, out), "aoti_torch_is_defined", tensor);
-            return out.get(java.lang.foreign.ValueLayout.JAVA_BOOLEAN, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    static int layout(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_LAYOUT.invokeExact(tensor, out), "aoti_torch_get_layout", tensor);
-            return out.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    static int deviceType(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_DEVICE_TYPE.invokeExact(tensor, out), "aoti_torch_get_device_type", tensor);
-            return out.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    static int deviceIndex(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_DEVICE_INDEX.invokeExact(tensor, out), "aoti_torch_get_device_index", tensor);
-            return out.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    static int dtype(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_DTYPE.invokeExact(tensor, out), "aoti_torch_get_dtype", tensor);
-            return out.get(JAVA_INT, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    static long dim(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_DIM.invokeExact(tensor, out), "aoti_torch_get_dim", tensor);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@return the address of the first element (the storage offset included); may be 0 for an empty tensor} */
-    static long dataPtr(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_DATA_PTR.invokeExact(tensor, out), "aoti_torch_get_data_ptr", tensor);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@return the address of the tensor's own {@code int64_t} sizes, valid while the tensor is unchanged} */
-    static long sizes(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_SIZES.invokeExact(tensor, out), "aoti_torch_get_sizes", tensor);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@return the address of the tensor's own {@code int64_t} strides, in elements} */
-    static long strides(long tensor, MemorySegment out) {
-        try {
-            check((int) GET_STRIDES.invokeExact(tensor, out), "aoti_torch_get_strides", tensor);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** {@return a new heap {@code at::Tensor} sharing {@code tensor}'s implementation: one more reference to it} */
-    static long newTensorHandle(long tensor, MemorySegment out) {
-        try {
-            check((int) NEW_TENSOR_HANDLE.invokeExact(tensor, out), "aoti_torch_new_tensor_handle", tensor);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
-        }
-    }
-
-    /** Deletes a handle {@link #newTensorHandle} made; returns the status instead of throwing (release actions run in deleters). */
-    static int deleteTensorObject(long handle) {
-        try {
-            return (int) DELETE_TENSOR_OBJECT.invokeExact(handle);
-        } catch (Throwable t) {
-            throw Downcalls.rethrow(t);
         }
     }
 

@@ -1,7 +1,5 @@
 package org.jdlpack.javacpp.pytorch;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -11,15 +9,14 @@ import org.bytedeco.pytorch.Tensor;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
 import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
-import org.jdlpack.abi.TensorLayout;
-import org.jdlpack.abi.TensorSpec;
 import org.jdlpack.abi.UnsupportedDeviceException;
+import org.jdlpack.libtorch.TorchDTypes;
+import org.jdlpack.libtorch.TorchExport;
 
 /**
  * JavaCPP PyTorch tensors as DLPack tensors and back, without copying a byte: the front door of
@@ -68,11 +65,11 @@ public final class TorchDLPack {
     private static final ThreadLocal<MemorySegment> SCRATCH =
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(8 + LibTorch.STD_FUNCTION_BYTES, 8));
 
-    private final TorchDTypes dtypes;
+    private final TorchDTypes.Codes dtypes;
     private final int stridedLayout;
     private final int cpuDeviceType;
 
-    private TorchDLPack(TorchDTypes dtypes, int stridedLayout, int cpuDeviceType) {
+    private TorchDLPack(TorchDTypes.Codes dtypes, int stridedLayout, int cpuDeviceType) {
         this.dtypes = dtypes;
         this.stridedLayout = stridedLayout;
         this.cpuDeviceType = cpuDeviceType;
@@ -80,8 +77,8 @@ public final class TorchDLPack {
 
     private static TorchDLPack open() {
         LibTorch.require();
-        return new TorchDLPack(TorchDTypes.resolve(), LibTorch.constant("aoti_torch_layout_strided"),
-                LibTorch.constant("aoti_torch_device_type_cpu"));
+        return new TorchDLPack(LibTorch.DTYPES.resolve(LibTorch.SHIM, TorchUnavailableException::new),
+                LibTorch.SHIM.constant("aoti_torch_layout_strided"), LibTorch.SHIM.constant("aoti_torch_device_type_cpu"));
     }
 
     /**
@@ -141,61 +138,30 @@ public final class TorchDLPack {
         Objects.requireNonNull(options, "options");
         long at = address(tensor);
         MemorySegment out = SCRATCH.get();
-        if (!LibTorch.isDefined(at, out)) {
+        if (!LibTorch.SHIM.isDefined(at, out)) {
             throw new IllegalArgumentException("the Tensor is undefined (a default-constructed at::Tensor): nothing to export");
         }
-        int layout = LibTorch.layout(at, out);
+        int layout = LibTorch.SHIM.layout(at, out);
         if (layout != stridedLayout) {
             throw new IllegalArgumentException("the Tensor's layout is " + tensor.layout() + ", not strided: DLPack carries "
                     + "dense strided tensors only (call to_dense() first)");
         }
-        int deviceType = LibTorch.deviceType(at, out);
+        int deviceType = LibTorch.SHIM.deviceType(at, out);
         if (deviceType != cpuDeviceType) {
             throw new UnsupportedDeviceException(DLDevice.CPU, "the Tensor is on " + tensor.device().str().getString()
                     + "; this adapter exports CPU tensors only (call cpu() first)");
         }
-        int torchType = LibTorch.dtype(at, out);
+        int torchType = LibTorch.SHIM.dtype(at, out);
         DLDataType dtype = dtypes.dlpackOf(torchType);
         if (dtype == null) {
             throw new InvalidTensorException("the Tensor's dtype " + tensor.scalar_type() + " has no DLPack type this adapter "
-                    + "carries; supported: " + TorchDTypes.supportedText());
+                    + "carries; supported: " + LibTorch.DTYPES.supportedText());
         }
         if (tensor.__dispatch_is_conj() || tensor.__dispatch_is_neg()) {
             throw new IllegalArgumentException("the Tensor has its " + (tensor.__dispatch_is_conj() ? "conjugate" : "negative")
                     + " bit set: its memory does not hold its values. Call resolve_conj() or resolve_neg() first");
         }
-        long handle = LibTorch.newTensorHandle(at, out);
-        // The handle is the export's one hold on torch's memory: deleted once, when the owner's
-        // last reference goes (a consumer's deleter, on any thread) or here if the export fails.
-        ExportOwner owner = ExportOwner.of(new TorchHandle(handle), () -> LibTorch.deleteTensorObject(handle));
-        try {
-            return owner.export(spec(handle, dtype, out), options);
-        } finally {
-            owner.close();
-        }
-    }
-
-    /** Names the handle in jdlpack's messages (a leaked owner, a failed release). */
-    private record TorchHandle(long handle) {
-        @Override
-        public String toString() {
-            return "at::Tensor handle 0x" + Long.toHexString(handle);
-        }
-    }
-
-    /** The spec of the tensor behind {@code handle}, read through the shim. */
-    @SuppressWarnings("restricted") // torch's own sizes and strides, and its data: bounded to what the layout reaches
-    private static TensorSpec spec(long handle, DLDataType dtype, MemorySegment out) {
-        int ndim = Math.toIntExact(LibTorch.dim(handle, out));
-        long[] shape = MemorySegment.ofAddress(LibTorch.sizes(handle, out)).reinterpret(ndim * 8L).toArray(JAVA_LONG);
-        long[] strides = MemorySegment.ofAddress(LibTorch.strides(handle, out)).reinterpret(ndim * 8L).toArray(JAVA_LONG);
-        TensorLayout layout = TensorLayout.of(dtype, shape, strides, 0, 0);
-        long data = LibTorch.dataPtr(handle, out);
-        long bytes = layout.extent().endByte();
-        if (data == 0 && bytes > 0) {
-            throw new IllegalArgumentException("the Tensor's data pointer is NULL for " + layout.elementCount() + " elements");
-        }
-        return TensorSpec.builder(MemorySegment.ofAddress(data).reinterpret(bytes), layout).build();
+        return TorchExport.export(LibTorch.SHIM, at, dtype, options, out, "the Tensor", "");
     }
 
     /**
@@ -242,12 +208,8 @@ public final class TorchDLPack {
      * @throws UnsupportedDeviceException  for a device other than CPU 0
      */
     public Tensor toTensor(ExportedTensor export) {
-        Objects.requireNonNull(export, "export");
-        if (!export.isOwned()) {
-            throw new IllegalStateException("cannot hand " + export + " to torch: it is no longer owned");
-        }
+        DLPackInputs.check(export);
         ManagedTensorKind kind = export.kind();
-        DLPackInputs.check(kind, export.address(), export.toString());
         MemorySegment noDeleter = SCRATCH.get().asSlice(8, LibTorch.STD_FUNCTION_BYTES);
         noDeleter.fill((byte) 0); // an empty std::function: libtorch may have stored its own into it last time
         Tensor result = new Tensor(); // an undefined at::Tensor holds no reference: the call constructs over it
