@@ -46,7 +46,13 @@ public final class ConsumerGate {
     /** A consumer's table of the types it takes. */
     @FunctionalInterface
     public interface DTypes {
-        /** {@return the type if the consumer takes it, else null} */
+        /**
+         * {@return the type if the consumer takes it, else null}
+         *
+         * @param code  {@code DLDataType.code}, as stored
+         * @param bits  {@code DLDataType.bits}
+         * @param lanes {@code DLDataType.lanes}
+         */
         DLDataType supported(int code, int bits, int lanes);
     }
 
@@ -188,13 +194,21 @@ public final class ConsumerGate {
         throw new InvalidTensorException(what + ": " + field + " is NULL for ndim " + ndim);
     }
 
-    /** {@return the extents, of a non-NULL {@code shape} (or {@code ndim} 0)} */
+    /**
+     * {@return the extents, of a non-NULL {@code shape} (or {@code ndim} 0)}
+     *
+     * @param ndim the number of dimensions, checked before
+     */
     @SuppressWarnings("restricted") // ndim extents, checked before
     public MemorySegment shape(int ndim) {
         return MemorySegment.ofAddress(tensor.get(JAVA_LONG, SHAPE)).reinterpret(ndim * 8L);
     }
 
-    /** {@return the strides, or null when {@code strides} is NULL} */
+    /**
+     * {@return the strides, or null when {@code strides} is NULL}
+     *
+     * @param ndim the number of dimensions, checked before
+     */
     @SuppressWarnings("restricted") // ndim strides, checked before
     public MemorySegment strides(int ndim) {
         long address = tensor.get(JAVA_LONG, STRIDES);
@@ -214,7 +228,11 @@ public final class ConsumerGate {
         }
     }
 
-    /** {@return the exception for a size that overflows 64 bits at dimension {@code d}} */
+    /**
+     * {@return the exception for a size that overflows 64 bits at dimension {@code d}}
+     *
+     * @param d the dimension
+     */
     public InvalidTensorException overflow(int d) {
         return new InvalidTensorException(what + ": its size overflows 64 bits at dimension " + d);
     }

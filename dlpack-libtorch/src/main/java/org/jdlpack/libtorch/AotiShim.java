@@ -100,7 +100,11 @@ public final class AotiShim {
         this.deleteTensorObject = symbols.handle("aoti_torch_delete_tensor_object");
     }
 
-    /** {@return the value of one of the shim's constant functions, such as {@code aoti_torch_dtype_float32}} */
+    /**
+     * {@return the value of one of the shim's constant functions, such as {@code aoti_torch_dtype_float32}}
+     *
+     * @param function the constant function's name
+     */
     public int constant(String function) {
         try {
             MethodHandle constant = symbols.handle(function);
@@ -121,7 +125,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return whether the tensor is defined; only where the adapter reads the layout} */
+    /**
+     * {@return whether the tensor is defined; only where the adapter reads the layout}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public boolean isDefined(long tensor, MemorySegment out) {
         try {
             check((int) isDefined.invokeExact(tensor, out), "aoti_torch_is_defined", tensor);
@@ -131,7 +140,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the tensor's layout code; only where the adapter reads the layout} */
+    /**
+     * {@return the tensor's layout code; only where the adapter reads the layout}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public int layout(long tensor, MemorySegment out) {
         try {
             check((int) getLayout.invokeExact(tensor, out), "aoti_torch_get_layout", tensor);
@@ -141,7 +155,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the tensor's device type code (compare with {@code aoti_torch_device_type_cpu()})} */
+    /**
+     * {@return the tensor's device type code (compare with {@code aoti_torch_device_type_cpu()})}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public int deviceType(long tensor, MemorySegment out) {
         try {
             check((int) getDeviceType.invokeExact(tensor, out), "aoti_torch_get_device_type", tensor);
@@ -151,7 +170,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the tensor's device index} */
+    /**
+     * {@return the tensor's device index}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public int deviceIndex(long tensor, MemorySegment out) {
         try {
             check((int) getDeviceIndex.invokeExact(tensor, out), "aoti_torch_get_device_index", tensor);
@@ -161,7 +185,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the tensor's torch {@code ScalarType} code} */
+    /**
+     * {@return the tensor's torch {@code ScalarType} code}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public int dtype(long tensor, MemorySegment out) {
         try {
             check((int) getDtype.invokeExact(tensor, out), "aoti_torch_get_dtype", tensor);
@@ -171,7 +200,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the tensor's number of dimensions} */
+    /**
+     * {@return the tensor's number of dimensions}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public long dim(long tensor, MemorySegment out) {
         try {
             check((int) getDim.invokeExact(tensor, out), "aoti_torch_get_dim", tensor);
@@ -181,7 +215,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the address of the first element (the storage offset included); may be 0 for an empty tensor} */
+    /**
+     * {@return the address of the first element (the storage offset included); may be 0 for an empty tensor}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public long dataPtr(long tensor, MemorySegment out) {
         try {
             check((int) getDataPtr.invokeExact(tensor, out), "aoti_torch_get_data_ptr", tensor);
@@ -191,7 +230,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the address of the tensor's own {@code int64_t} sizes, valid while the tensor is unchanged} */
+    /**
+     * {@return the address of the tensor's own {@code int64_t} sizes, valid while the tensor is unchanged}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public long sizes(long tensor, MemorySegment out) {
         try {
             check((int) getSizes.invokeExact(tensor, out), "aoti_torch_get_sizes", tensor);
@@ -201,7 +245,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return the address of the tensor's own {@code int64_t} strides, in elements} */
+    /**
+     * {@return the address of the tensor's own {@code int64_t} strides, in elements}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public long strides(long tensor, MemorySegment out) {
         try {
             check((int) getStrides.invokeExact(tensor, out), "aoti_torch_get_strides", tensor);
@@ -211,7 +260,12 @@ public final class AotiShim {
         }
     }
 
-    /** {@return a new heap {@code at::Tensor} sharing {@code tensor}'s implementation: one more reference to it} */
+    /**
+     * {@return a new heap {@code at::Tensor} sharing {@code tensor}'s implementation: one more reference to it}
+     *
+     * @param tensor the {@code at::Tensor*} (the shim's {@code AtenTensorHandle})
+     * @param out    scratch memory for the shim's out-parameter, at least 8 bytes
+     */
     public long newTensorHandle(long tensor, MemorySegment out) {
         try {
             check((int) newTensorHandle.invokeExact(tensor, out), "aoti_torch_new_tensor_handle", tensor);
@@ -224,6 +278,8 @@ public final class AotiShim {
     /**
      * {@return a new heap {@code at::Tensor} that is undefined: it holds no reference, so
      * constructing over it leaks nothing, and {@code delete} frees it}
+     *
+     * @param out scratch memory for the shim's out-parameter, at least 8 bytes
      */
     public long newUndefinedTensor(MemorySegment out) {
         try {
@@ -234,7 +290,12 @@ public final class AotiShim {
         }
     }
 
-    /** Deletes a heap tensor handle; returns the status instead of throwing (release actions run in deleters). */
+    /**
+     * Deletes a heap tensor handle; returns the status instead of throwing (release actions run in deleters).
+     *
+     * @param handle the {@code at::Tensor*} to delete
+     * @return the shim's status: 0 when deleted
+     */
     public int deleteTensorObject(long handle) {
         try {
             return (int) deleteTensorObject.invokeExact(handle);

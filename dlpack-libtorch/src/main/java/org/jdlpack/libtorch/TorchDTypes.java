@@ -105,13 +105,23 @@ public final class TorchDTypes {
             this.byTorchCode = byTorchCode;
         }
 
-        /** {@return the DLPack type of a torch {@code ScalarType} code, or null when the adapter does not carry it} */
+        /**
+         * {@return the DLPack type of a torch {@code ScalarType} code, or null when the adapter does not carry it}
+         *
+         * @param torchCode torch's {@code ScalarType} code
+         */
         public DLDataType dlpackOf(int torchCode) {
             return torchCode >= 0 && torchCode < MAX_TORCH_CODE ? byTorchCode[torchCode] : null;
         }
     }
 
-    /** {@return the type if {@code at::toScalarType} converts it (and the shim names it), else null} */
+    /**
+     * {@return the type if {@code at::toScalarType} converts it (and the shim names it), else null}
+     *
+     * @param code  {@code DLDataType.code}, as stored
+     * @param bits  {@code DLDataType.bits}
+     * @param lanes {@code DLDataType.lanes}
+     */
     public DLDataType supported(int code, int bits, int lanes) {
         for (Entry entry : entries) {
             DLDataType type = entry.dlpack();
