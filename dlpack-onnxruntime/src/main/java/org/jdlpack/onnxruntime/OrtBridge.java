@@ -54,8 +54,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *       ({@link ImportedTensor#moveTo}): your {@code ImportedTensor} is dead afterwards (its
  *       {@code close()} does nothing), and the producer's deleter runs when the input closes,
  *       after the {@code OnnxTensor}.</li>
- *   <li>{@link #input(OwnedHostTensor)} takes a reference on the tensor's memory (an export kept
- *       unconsumed): closing your tensor first is safe, the memory lives until the input
+ *   <li>{@link #input(OwnedHostTensor)} takes a reference on the tensor's memory
+ *       ({@link OwnedHostTensor#retain()}): closing your tensor first is safe, the memory lives until the input
  *       closes. A tensor that wraps memory it does not own ({@link OwnedHostTensor#wrap}) cannot
  *       keep that memory alive: each run checks that its segment's arena is open and holds its
  *       scope while ONNX Runtime reads it, so closing the arena is refused before a run (an
@@ -182,8 +182,8 @@ public final class OrtBridge {
     }
 
     /**
-     * An input over a Java-owned tensor's memory. The input holds a reference on the memory (an
-     * export it keeps and never consumes) until it closes, so closing the tensor first is safe.
+     * An input over a Java-owned tensor's memory. The input holds a reference on the memory (a
+     * {@link OwnedHostTensor#retain()}) until it closes, so closing the tensor first is safe.
      * A strided tensor is copied once instead (or refused by a {@link #zeroCopyOnly()} bridge).
      *
      * @param tensor the tensor, open

@@ -16,7 +16,7 @@ import org.jdlpack.cpu.internal.HostMemory;
  * C, Arrow) without a copy. Made by {@link OrtBridge#output} or {@link OrtBridge#allocateOutput};
  * passed to {@link OrtBridge#run}.
  *
- * <p>The output holds a reference on the tensor's memory (an export it keeps unconsumed), so the
+ * <p>The output holds a reference on the tensor's memory ({@link OwnedHostTensor#retain()}), so the
  * memory outlives an early {@code close()} of the tensor until this output is closed: ONNX
  * Runtime never writes into freed memory. The {@code OnnxTensor} ONNX Runtime writes through
  * never leaves this object.

@@ -13,10 +13,9 @@ import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.ExportOptions;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensorView;
@@ -82,13 +81,13 @@ final class OrtTensors {
         if (copyReason != null) {
             return copied(tensor.host(), type, source, copyReason);
         }
-        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may read it
+        ExportOwner.Retained hold = tensor.retain(); // the memory's reference for as long as ONNX Runtime may read it
         try {
             MemorySegment data = HostMemory.elements(tensor); // under the hold: no scope of its own, no handshake at the release
             return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
-                    wrapped == null ? null : new OrtInput.Borrowed(wrapped, true), source, shared, hold);
+                    wrapped == null ? null : new OrtInput.Borrowed(wrapped, true), source, shared, hold::close);
         } catch (OrtException | RuntimeException | Error e) {
-            hold.run();
+            hold.close();
             throw e;
         }
     }
@@ -144,39 +143,21 @@ final class OrtTensors {
         }
         OnnxJavaType type = check(source, tensor.device(), layout);
         MemorySegment wrapped = wrappedMemory(tensor, "an output");
-        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may write it
+        ExportOwner.Retained hold = tensor.retain(); // the memory's reference for as long as ONNX Runtime may write it
         try {
             OnnxTensor onnx = tensorOver(HostMemory.elements(tensor), layout.shape(), type); // under the hold
             return new OrtOutput(onnx, tensor, wrapped, shared, owns ? () -> {
                 try {
-                    hold.run();
+                    hold.close();
                 } finally {
                     if (!tensor.isClosed()) { // its user may have closed the output's own tensor first
                         tensor.close();
                     }
                 }
-            } : hold);
+            } : hold::close);
         } catch (OrtException | RuntimeException | Error e) {
-            hold.run();
+            hold.close();
             throw e;
-        }
-    }
-
-    /**
-     * A reference on an {@code OwnedHostTensor}'s memory: an export whose pointer never leaves
-     * the bridge, given back by calling its deleter ({@link ImportedTensor#discard}), from any
-     * thread. A raw pointer rather than an {@code ExportedTensor}: the input or output that keeps
-     * it is what the safety net watches and names, and a handle would be watched (and, forgotten,
-     * reported) on its own.
-     */
-    private record Hold(long pointer) implements Runnable {
-        static Hold of(OwnedHostTensor tensor) {
-            return new Hold(tensor.exportPointer(ExportOptions.VERSIONED).address());
-        }
-
-        @Override
-        public void run() {
-            ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(pointer));
         }
     }
 

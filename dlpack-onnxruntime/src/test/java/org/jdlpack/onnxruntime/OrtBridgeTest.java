@@ -106,6 +106,10 @@ class OrtBridgeTest {
             input.close();
             output.close(); // the wrong order: both memories are still held by the input and the output
             assertThat(input.references()).isEqualTo(1);
+            assertThat(output.references()).isEqualTo(1);
+            // Java's own holds, not DLPack structs: before, each was an export no consumer would take.
+            assertThat(DLPackStats.liveExports()).as("the input's and output's holds are retains").isZero();
+            assertThat(DLPackStats.exportHeaderBytes()).isZero();
             ort.run(tiny, Map.of("x", x), Map.of("y", y));
             assertThat(floats(y.host())).containsExactly(Models.tiny(X), within(1e-6f));
         }
@@ -409,10 +413,12 @@ class OrtBridgeTest {
         x.borrow();
         x.close();
         y.close();
-        assertThat(DLPackStats.ownedManagedTensors() + DLPackStats.liveExports()).as("held by the runs in flight").isPositive();
+        assertThat(source.references()).as("the input's retain, held by the run in flight").isEqualTo(1);
+        assertThat(y.tensor().references()).as("the output's tensor and its retain, held by the run in flight").isEqualTo(2);
         x.giveBack();
         y.giveBack();
         assertThat(x.isOpen()).isFalse();
+        assertThat(source.references()).as("the last run's end released the input").isZero();
     }
 
     @Test
