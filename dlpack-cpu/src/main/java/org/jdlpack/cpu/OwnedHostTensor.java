@@ -60,19 +60,9 @@ public final class OwnedHostTensor implements AutoCloseable {
     public static final long ALIGNMENT = 256;
 
     static {
-        // For ONNX Runtime's bridge, which hands the memory to ONNX Runtime under a hold of its own
-        // and checks a wrapped segment's scope itself: not public API.
-        HostMemory.install(new HostMemory.Access() {
-            @Override
-            public MemorySegment elements(OwnedHostTensor tensor) {
-                return tensor.host.segment;
-            }
-
-            @Override
-            public MemorySegment wrapped(OwnedHostTensor tensor) {
-                return tensor.wrapped ? tensor.spec.data() : null;
-            }
-        });
+        // For ONNX Runtime's bridge, which hands memory this tensor owns to ONNX Runtime under a
+        // retain of its own: not public API.
+        HostMemory.install(tensor -> tensor.host.segment);
     }
 
     private final TensorSpec spec;
@@ -140,8 +130,9 @@ public final class OwnedHostTensor implements AutoCloseable {
      * it. The memory must stay valid until {@code release} runs: native consumers read it through
      * raw addresses, and this tensor's references (its exports) cannot keep memory alive that it
      * does not own; closing the segment's arena first leaves every export pointing at freed
-     * memory. (dlpack-onnxruntime checks a wrapped segment before each run and holds its scope
-     * during the run, so there the early close is refused; a C consumer has no such guard.)
+     * memory. {@link #ownsMemory()} is false for such a tensor: dlpack-onnxruntime copies a wrapped
+     * input once and refuses a wrapped output rather than hand ONNX Runtime memory it cannot hold;
+     * a C consumer of an export has no such guard.
      *
      * @param spec    the memory and its layout, on a host-accessible device
      * @param release frees the memory, or does nothing if someone else owns it
@@ -412,6 +403,19 @@ public final class OwnedHostTensor implements AutoCloseable {
      */
     public ExportOwner.Retained retain() {
         return owner.retain();
+    }
+
+    /**
+     * {@return whether the memory is this tensor's alone: freed only by its last reference
+     * ({@link #allocate}, the copies, {@link HostTensorPool}, and their {@link #rows}), so that a
+     * reference (an export, a {@link #retain()}) keeps it} False for a {@link #wrap wrapped}
+     * tensor and its rows: their memory is the caller's, whose arena may close whatever this
+     * tensor's references say. A consumer that reads the memory through raw addresses, outside the
+     * FFM runtime's checks, reads in place only memory a tensor owns (dlpack-onnxruntime copies or
+     * refuses the rest).
+     */
+    public boolean ownsMemory() {
+        return !wrapped;
     }
 
     /** {@return whether {@link #close()} was called: the tensor exports nothing more, while earlier exports stay valid} */
