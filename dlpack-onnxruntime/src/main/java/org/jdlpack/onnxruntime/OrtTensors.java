@@ -73,6 +73,11 @@ final class OrtTensors {
     }
 
     OrtInput input(OwnedHostTensor tensor) throws OrtException {
+        if (tensor.isClosed()) {
+            // The retain below says so for a tensor read in place; a copy takes no retain, so ask here.
+            throw new IllegalStateException(tensor + " was closed; it is no longer yours to give ONNX Runtime (an input made "
+                    + "before the close stays valid)");
+        }
         Supplier<String> source = tensor::toString;
         TensorLayout layout = tensor.layout();
         OnnxJavaType type = check(source, tensor.device(), layout);

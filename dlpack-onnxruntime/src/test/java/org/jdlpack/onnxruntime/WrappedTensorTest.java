@@ -89,6 +89,24 @@ class WrappedTensorTest {
     }
 
     @Test
+    void aClosedTensorIsRefusedAlsoWhereItsValuesWouldBeCopied() {
+        try (Arena arena = Arena.ofShared()) {
+            OwnedHostTensor wrapped = OwnedHostTensor.wrap(arena.allocate(32, 64), DLDataType.FLOAT32, new long[] {2, 4}, () -> { });
+            OwnedHostTensor held = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4, 2);
+            OwnedHostTensor strided = OwnedHostTensor.wrap(org.jdlpack.abi.TensorSpec.builder(held.host().segment(),
+                    org.jdlpack.abi.TensorLayout.of(DLDataType.FLOAT32, new long[] {2, 4}, new long[] {1, 2}, 0, 0)).build(), () -> { });
+            wrapped.close();
+            strided.close();
+            // Before: both were copied, as if still the user's to share.
+            assertThatThrownBy(() -> ort.input(wrapped)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("OwnedHostTensor[").hasMessageContaining("was closed");
+            assertThatThrownBy(() -> ort.input(strided)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("OwnedHostTensor[").hasMessageContaining("was closed");
+            held.close();
+        }
+    }
+
+    @Test
     void aWrappedTensorWhoseArenaIsClosedAlreadyIsRefusedAndNothingIsTaken() {
         Arena arena = Arena.ofShared();
         try (OwnedHostTensor wrapped = OwnedHostTensor.wrap(arena.allocate(32, 64), DLDataType.FLOAT32, new long[] {2, 4}, () -> { })) {
