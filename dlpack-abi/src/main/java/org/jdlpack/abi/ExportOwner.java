@@ -116,6 +116,8 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
         private final Runnable action;
         @SuppressWarnings("unused") // accessed through RAN
         private volatile boolean ran;
+        /** Whether the owner's own reference was dropped: then only a forgotten retain can have kept the memory. */
+        volatile boolean ownerClosed;
 
         Release(ExportOwner owner, Object resource, Runnable action) {
             super(owner);
@@ -151,7 +153,8 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
 
         @Override
         protected String describe() {
-            return name();
+            // Forgotten after its close, an owner had only retains left (a live export keeps it reachable).
+            return ownerClosed ? "a retain of " + name() : name();
         }
 
         /** {@return what messages call the owner: the object the user holds} */
@@ -256,7 +259,7 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
         }
         long id = ExportRegistry.reserve();
         try {
-            retain();
+            retain0();
         } catch (RuntimeException e) {
             ExportRegistry.cancel(id);
             throw e;
@@ -277,6 +280,89 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
     }
 
     /**
+     * Takes one more reference on the memory, held by Java code rather than by an export: the
+     * memory stays until the returned handle is closed, even after {@link #close()}. For Java code
+     * that must keep the memory while something reads it raw (rows of a tensor that are a tensor
+     * of their own, a library run over it) without a DLPack struct that no consumer will ever
+     * take: a retain is one small object and an atomic add, and it counts in
+     * {@link #references()}, never in {@link DLPackStats#liveExports()} (which counts what native
+     * code holds).
+     *
+     * {@snippet :
+     * try (ExportOwner.Retained held = owner.retain()) {    // the memory stays until this closes
+     *     owner.close();                                    // Java's own reference: the memory stays for the retain
+     *     readRaw(data);
+     * }                                                     // the last reference: the release action runs here
+     * }
+     *
+     * <p>A forgotten retain keeps the memory only while its handle is reachable: the handle keeps
+     * this owner reachable, and once neither is, the safety net releases the owner and reports
+     * the leak under the owner's name, as for an owner never closed.
+     *
+     * @return the handle that gives the reference back; close it once
+     * @throws IllegalStateException if this owner was closed (a retain, like an export, must not
+     *                               keep a closed owner's memory alive for ever), naming the owner
+     */
+    public Retained retain() {
+        retain0();
+        return new Retained(this);
+    }
+
+    /**
+     * One reference on an {@link ExportOwner}'s memory, taken by {@link #retain()} and given back
+     * by {@link #close()}: an acquire and its release, as one object, so that try-with-resources
+     * can hold it.
+     *
+     * <p>Thread safety: {@link #close()} may be called from any thread; of two closes, exactly one
+     * drops the reference and the other throws.
+     */
+    public static final class Retained implements AutoCloseable {
+        private static final VarHandle CLOSED;
+
+        static {
+            try {
+                CLOSED = MethodHandles.lookup().findVarHandle(Retained.class, "closed", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final ExportOwner owner;
+        @SuppressWarnings("unused") // accessed through CLOSED
+        private volatile boolean closed;
+
+        private Retained(ExportOwner owner) {
+            this.owner = owner;
+        }
+
+        /**
+         * Gives the reference back; the owner's release action runs now if it was the last. Not
+         * idempotent, on purpose: a second close would drop a reference that is someone else's,
+         * so it is refused instead.
+         *
+         * @throws IllegalStateException if this handle was closed already, naming the owner
+         */
+        @Override
+        public void close() {
+            if (!CLOSED.compareAndSet(this, false, true)) {
+                throw new IllegalStateException("a retain of " + owner.entry.name() + " was already closed; close each retain "
+                        + "once (a second close would drop a reference that is not its own)");
+            }
+            owner.dropReference();
+        }
+
+        /** {@return whether {@link #close()} was called} */
+        public boolean isClosed() {
+            return closed;
+        }
+
+        @Override
+        public String toString() {
+            return "ExportOwner.Retained[" + owner.entry.name() + (closed ? ", closed" : "") + "]";
+        }
+    }
+
+    /**
      * Drops the Java side's reference. The release action runs now if no export is live, or
      * later when the last consumer calls its deleter.
      *
@@ -288,6 +374,7 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
             throw new IllegalStateException(entry.name() + " was already closed; close it once (its memory is freed when the "
                     + "last export's deleter has run)");
         }
+        entry.ownerClosed = true;
         dropReference();
     }
 
@@ -315,12 +402,13 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
      */
     private void refuseIfClosed() {
         if (isClosed()) {
-            throw new IllegalStateException(entry.name() + " was closed; it exports nothing more (exports made before the "
-                    + "close stay valid until their deleters run)");
+            throw new IllegalStateException(entry.name() + " was closed; it exports and retains nothing more (exports and "
+                    + "retains made before the close stay valid until their deleters run or they are closed)");
         }
     }
 
-    private void retain() {
+    /** Adds one reference; refuses a closed or released owner. */
+    private void retain0() {
         refuseIfClosed(); // again: a close may have raced the export since the first check
         long current;
         do {

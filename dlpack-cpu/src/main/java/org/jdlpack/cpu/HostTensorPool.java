@@ -61,8 +61,8 @@ import org.jdlpack.abi.plumbing.NativeAccess;
  * tensor taken from the pool is released, so a consumer still holding an export never reads freed
  * memory. A pool that is never closed keeps its blocks until the JVM exits. So a taken tensor owns
  * its block as an allocated one owns its arena (unlike {@link OwnedHostTensor#wrap}'s): its
- * references (exports, dlpack-onnxruntime's inputs and outputs) are what keep the memory, and an
- * ONNX Runtime run over it needs no scope hold.
+ * references (exports, retains, dlpack-onnxruntime's inputs and outputs) are what keep the memory,
+ * and ONNX Runtime reads and writes it in place ({@link OwnedHostTensor#ownsMemory()}).
  *
  * <p>Thread safety: every method may be called from any thread, concurrently; each size of block
  * has its own lock, held for a push or a pop.
@@ -141,8 +141,8 @@ public final class HostTensorPool implements AutoCloseable {
             }
             try {
                 // Not wrap: the block is freed (or reused) only after this tensor's release, so its
-                // references keep it alive and ONNX Runtime's runs need no scope hold (notes.md, "The
-                // default route's 4 KiB gap").
+                // references keep it alive and ONNX Runtime reads it in place (ownsMemory; notes.md,
+                // "The default route's 4 KiB gap").
                 Take take = new Take(this, block, shift);
                 return OwnedHostTensor.overMemoryOnlyReleaseFrees(block.asSlice(0, bytes), dtype, shape, take, take);
             } catch (RuntimeException | Error e) {

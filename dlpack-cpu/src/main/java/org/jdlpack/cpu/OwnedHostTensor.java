@@ -22,8 +22,9 @@ import org.jdlpack.cpu.internal.HostMemory;
  * A Java-owned tensor in host memory that can be exported to native consumers without copying.
  *
  * <p>The memory is reference counted (see {@link ExportOwner}): this object holds one reference
- * until {@link #close()}, every export holds one until its consumer calls the deleter, and the
- * memory is freed when the last reference goes, on whichever thread that is. Closing early is
+ * until {@link #close()}, every export holds one until its consumer calls the deleter, every
+ * {@link #retain()} one until its handle is closed, and the memory is freed when the last
+ * reference goes, on whichever thread that is. Closing early is
  * therefore safe: a consumer that still holds an export keeps reading valid memory. A closed
  * tensor exports nothing more: every {@code export} after {@link #close()} throws
  * {@link IllegalStateException}, even while earlier exports are live. After the memory is freed,
@@ -59,19 +60,9 @@ public final class OwnedHostTensor implements AutoCloseable {
     public static final long ALIGNMENT = 256;
 
     static {
-        // For ONNX Runtime's bridge, which hands the memory to ONNX Runtime under a hold of its own
-        // and checks a wrapped segment's scope itself: not public API.
-        HostMemory.install(new HostMemory.Access() {
-            @Override
-            public MemorySegment elements(OwnedHostTensor tensor) {
-                return tensor.host.segment;
-            }
-
-            @Override
-            public MemorySegment wrapped(OwnedHostTensor tensor) {
-                return tensor.wrapped ? tensor.spec.data() : null;
-            }
-        });
+        // For ONNX Runtime's bridge, which hands memory this tensor owns to ONNX Runtime under a
+        // retain of its own: not public API.
+        HostMemory.install(tensor -> tensor.host.segment);
     }
 
     private final TensorSpec spec;
@@ -139,8 +130,9 @@ public final class OwnedHostTensor implements AutoCloseable {
      * it. The memory must stay valid until {@code release} runs: native consumers read it through
      * raw addresses, and this tensor's references (its exports) cannot keep memory alive that it
      * does not own; closing the segment's arena first leaves every export pointing at freed
-     * memory. (dlpack-onnxruntime checks a wrapped segment before each run and holds its scope
-     * during the run, so there the early close is refused; a C consumer has no such guard.)
+     * memory. {@link #ownsMemory()} is false for such a tensor: dlpack-onnxruntime copies a wrapped
+     * input once and refuses a wrapped output rather than hand ONNX Runtime memory it cannot hold;
+     * a C consumer of an export has no such guard.
      *
      * @param spec    the memory and its layout, on a host-accessible device
      * @param release frees the memory, or does nothing if someone else owns it
@@ -269,9 +261,9 @@ public final class OwnedHostTensor implements AutoCloseable {
      *     nativeLibrary.consume(mine.export().consume());          // data points at batch row 8
      * }
      * }
-     * Its reference is an export of this tensor kept unconsumed (counted in
-     * {@link org.jdlpack.abi.DLPackStats#liveExports()} while the slice lives): a native allocation,
-     * so for reading or writing rows from Java take {@link HostTensorView#rows} instead.
+     * Its reference is a {@link #retain()} of this tensor, given back at the slice's release (a
+     * forgotten slice is released by the safety net, which gives it back too). For reading or
+     * writing rows from Java alone, {@link HostTensorView#rows} costs less: no owner of its own.
      *
      * @param from the first row
      * @param to   one past the last row
@@ -282,7 +274,7 @@ public final class OwnedHostTensor implements AutoCloseable {
      */
     public OwnedHostTensor rows(long from, long to) {
         // First the reference (a closed tensor says so), then the slice (a bad range closes it again).
-        ExportedTensor hold = owner.export(spec); // this tensor's memory, for as long as the slice or its exports live
+        ExportOwner.Retained hold = owner.retain(); // this tensor's memory, for as long as the slice or its exports live
         try {
             TensorLayout rows = host.rows(from, to).layout();
             TensorSpec slice = TensorSpec.builder(spec.data(), rows).device(spec.device()).build();
@@ -386,12 +378,52 @@ public final class OwnedHostTensor implements AutoCloseable {
         }
     }
 
+    /**
+     * Takes a reference on this tensor's memory for Java code, without exporting it: the memory
+     * stays (and a {@link HostTensorPool} block stays taken) until the returned handle is closed,
+     * whether or not this tensor was closed first. For code that hands the memory to something
+     * reading it raw for a while (a library's run, a slice of rows) where no DLPack consumer takes
+     * a struct: a retain costs one small object and an atomic add on the count, and counts in
+     * {@link #references()}, never in {@link org.jdlpack.abi.DLPackStats#liveExports()}.
+     * {@snippet :
+     * ExportOwner.Retained held = tensor.retain();             // the memory stays until held closes
+     * tensor.close();                                          // the user is done; the reader is not
+     * reader.read(tensor.layout(), address, held::close);      // closes held when it is done, on any thread
+     * }
+     * <p>The handle's {@link ExportOwner.Retained#close() close()} gives the reference back, from
+     * any thread, once: a second close throws {@link IllegalStateException} rather than drop a
+     * reference that is not its own. A forgotten handle keeps the memory while it is reachable;
+     * once neither it nor this tensor is, the safety net releases the memory and reports the leak
+     * under this tensor's name, as for a tensor never closed. A retain holds the reference count,
+     * which holds the memory only where this tensor owns it: the caller's arena under a
+     * {@link #wrap wrapped} tensor can still be closed.
+     *
+     * @return the handle holding the reference; close it once
+     * @throws IllegalStateException if this tensor was closed (its message names the tensor)
+     */
+    public ExportOwner.Retained retain() {
+        return owner.retain();
+    }
+
+    /**
+     * {@return whether the memory is this tensor's alone: freed only by its last reference
+     * ({@link #allocate}, the copies, {@link HostTensorPool}, and their {@link #rows}), so that a
+     * reference (an export, a {@link #retain()}) keeps it} False for a {@link #wrap wrapped}
+     * tensor and its rows: their memory is the caller's, whose arena may close whatever this
+     * tensor's references say. A consumer that reads the memory through raw addresses, outside the
+     * FFM runtime's checks, reads in place only memory a tensor owns (dlpack-onnxruntime copies or
+     * refuses the rest).
+     */
+    public boolean ownsMemory() {
+        return !wrapped;
+    }
+
     /** {@return whether {@link #close()} was called: the tensor exports nothing more, while earlier exports stay valid} */
     public boolean isClosed() {
         return owner.isClosed();
     }
 
-    /** {@return the reference count: 1 for this object until closed, plus one per live export; 0 once the memory is released} */
+    /** {@return the reference count: 1 for this object until closed, plus one per live export and per open {@link #retain()}; 0 once the memory is released} */
     public long references() {
         return owner.references();
     }

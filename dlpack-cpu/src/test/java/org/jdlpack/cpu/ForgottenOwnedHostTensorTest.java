@@ -10,9 +10,11 @@ import java.util.List;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -75,6 +77,57 @@ class ForgottenOwnedHostTensorTest {
         OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3);
         data[0] = tensor.spec().data();
         return tensor.export().consume(); // and the tensor is never closed
+    }
+
+    @Test
+    void aForgottenRetainKeepsTheMemoryUntilCollectedThenIsReleasedAndReported() throws InterruptedException {
+        long leaksBefore = DLPackStats.leaksReported();
+        MemorySegment[] data = new MemorySegment[1];
+        ExportOwner.Retained held = retainAndClose(data);
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertThat(data[0].scope().isAlive()).as("a reachable retain keeps its closed tensor's memory").isTrue();
+        held = null; // forgotten, never closed
+        assertThat(Collect.until(() -> !data[0].scope().isAlive(), COLLECTION)).as("released once the retain is unreachable").isTrue();
+        assertThat(Collect.until(() -> DLPackStats.leaksReported() - leaksBefore >= 1, COLLECTION)).as("the leak reported").isTrue();
+    }
+
+    private static ExportOwner.Retained retainAndClose(MemorySegment[] data) {
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3);
+        data[0] = tensor.spec().data();
+        ExportOwner.Retained held = tensor.retain();
+        tensor.close();
+        return held;
+    }
+
+    /** Child JVM: forgets a retain of a closed tensor and waits for its report (the first leak, so logged in full). */
+    public static void main(String[] args) throws InterruptedException {
+        MemorySegment[] data = new MemorySegment[1];
+        retainAndClose(data); // the handle is dropped at once
+        Collect.until(() -> DLPackStats.leaksReported() >= 1, COLLECTION);
+        System.out.println("RESULT leaks=" + DLPackStats.leaksReported() + " alive=" + data[0].scope().isAlive());
+    }
+
+    @Test
+    void aForgottenRetainIsReportedAsARetainNotAsAnUnclosedTensor() {
+        ChildJvm.Outcome outcome = ChildJvm.create().options("-Dorg.jdlpack.leakTracking=true").timeoutSeconds(120)
+                .run(ForgottenOwnedHostTensorTest.class);
+        String output = outcome.output();
+        assertThat(outcome.exitCode()).as(output).isZero();
+        assertThat(output).as(output).contains("RESULT leaks=1 alive=false")
+                .containsPattern("LEAK: a retain of OwnedHostTensor\\[.*\\] was never closed")
+                .contains("ForgottenOwnedHostTensorTest.retainAndClose");
+    }
+
+    @Test
+    void forgottenRowsGiveTheirTensorsReferenceBack() throws InterruptedException {
+        OwnedHostTensor batch = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4}, 4);
+        MemorySegment data = batch.spec().data();
+        batch.rows(1, 3); // never closed
+        batch.close();
+        assertThat(Collect.until(() -> !data.scope().isAlive(), COLLECTION)).as("the rows' release gave the batch back").isTrue();
     }
 
     @Test

@@ -144,10 +144,13 @@ class HostTensorPoolTest {
              OwnedHostTensor rows = cached.rows(0, 16);
              java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
              OwnedHostTensor wrapped = OwnedHostTensor.wrap(arena.allocate(16), DLDataType.UINT8, new long[] {16}, () -> { })) {
-            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(cached)).as("a cached block").isNull();
-            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(own)).as("a block over the cache, in its own arena").isNull();
-            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(rows)).as("rows of a pooled tensor").isNull();
-            assertThat(org.jdlpack.cpu.internal.HostMemory.wrapped(wrapped)).as("the caller's memory").isNotNull();
+            assertThat(cached.ownsMemory()).as("a cached block").isTrue();
+            assertThat(own.ownsMemory()).as("a block over the cache, in its own arena").isTrue();
+            assertThat(rows.ownsMemory()).as("rows of a pooled tensor").isTrue();
+            assertThat(wrapped.ownsMemory()).as("the caller's memory").isFalse();
+            try (OwnedHostTensor wrappedRows = wrapped.rows(0, 4)) {
+                assertThat(wrappedRows.ownsMemory()).as("rows of the caller's memory").isFalse();
+            }
         }
     }
 

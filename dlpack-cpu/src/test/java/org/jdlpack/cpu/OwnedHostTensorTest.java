@@ -9,7 +9,9 @@ import java.lang.foreign.MemorySegment;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.DLPackStats;
 import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ExportOptions;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.TensorSpec;
@@ -59,6 +61,61 @@ class OwnedHostTensorTest {
             assertThat(HostTensorView.of(back).getFloat(2)).isEqualTo(3f); // still valid
         }
         assertThat(data.scope().isAlive()).isFalse();
+    }
+
+    @Test
+    void aRetainKeepsTheMemoryAfterCloseAndIsNoExport() {
+        OwnedHostTensor tensor = OwnedHostTensor.copyOf(new float[] {1, 2, 3}, 3);
+        MemorySegment data = tensor.spec().data();
+        ExportOwner.Retained held = tensor.retain();
+        assertThat(tensor.references()).isEqualTo(2);
+        assertThat(DLPackStats.liveExports()).as("a retain is Java's reference, not a DLPack struct").isZero();
+        assertThat(DLPackStats.exportHeaderBytes()).isZero();
+
+        tensor.close();
+        assertThat(data.scope().isAlive()).as("the retain keeps the memory after the tensor's close").isTrue();
+        assertThat(tensor.host().getFloat(2)).isEqualTo(3f);
+        assertThat(tensor.references()).isEqualTo(1);
+
+        held.close();
+        assertThat(data.scope().isAlive()).as("the last reference released it").isFalse();
+        assertThat(tensor.references()).isZero();
+    }
+
+    @Test
+    void aRetainClosesOnceAndAClosedTensorRetainsNothing() {
+        OwnedHostTensor tensor = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2);
+        ExportOwner.Retained first = tensor.retain();
+        ExportOwner.Retained second = tensor.retain();
+        first.close();
+        assertThat(first.isClosed()).isTrue();
+        assertThatThrownBy(first::close).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("OwnedHostTensor[").hasMessageContaining("already closed");
+        assertThat(tensor.references()).as("the refused second close dropped nobody's reference").isEqualTo(2);
+
+        tensor.close();
+        assertThatThrownBy(tensor::retain).isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("OwnedHostTensor[").hasMessageContaining("was closed");
+        assertThat(tensor.references()).as("a refused retain took nothing").isEqualTo(1);
+        second.close();
+        assertThat(tensor.references()).isZero();
+    }
+
+    @Test
+    void rowsHoldTheirTensorByARetainNotAnExport() {
+        OwnedHostTensor batch = OwnedHostTensor.copyOf(new float[] {1, 2, 3, 4, 5, 6}, 3, 2);
+        MemorySegment data = batch.spec().data();
+        OwnedHostTensor rows = batch.rows(1, 3);
+        assertThat(batch.references()).as("the batch's own and the rows'").isEqualTo(2);
+        // Before: the rows held an export of the batch that no consumer would ever take.
+        assertThat(DLPackStats.liveExports()).as("no DLPack struct made for Java's own hold").isZero();
+        assertThat(DLPackStats.exportHeaderBytes()).isZero();
+
+        batch.close();
+        assertThat(rows.host().getFloat(3)).as("the rows keep the batch's memory").isEqualTo(6f);
+        rows.close();
+        assertThat(data.scope().isAlive()).isFalse();
+        assertThat(batch.references()).isZero();
     }
 
     @Test

@@ -54,13 +54,12 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *       ({@link ImportedTensor#moveTo}): your {@code ImportedTensor} is dead afterwards (its
  *       {@code close()} does nothing), and the producer's deleter runs when the input closes,
  *       after the {@code OnnxTensor}.</li>
- *   <li>{@link #input(OwnedHostTensor)} takes a reference on the tensor's memory (an export kept
- *       unconsumed): closing your tensor first is safe, the memory lives until the input
- *       closes. A tensor that wraps memory it does not own ({@link OwnedHostTensor#wrap}) cannot
- *       keep that memory alive: each run checks that its segment's arena is open and holds its
- *       scope while ONNX Runtime reads it, so closing the arena is refused before a run (an
- *       {@link IllegalStateException} naming the input) or during one (the arena's
- *       {@code close()} throws).</li>
+ *   <li>{@link #input(OwnedHostTensor)} takes a reference on the tensor's memory
+ *       ({@link OwnedHostTensor#retain()}): closing your tensor first is safe, the memory lives until the input
+ *       closes. A tensor that wraps memory it does not own ({@link OwnedHostTensor#wrap},
+ *       {@link OwnedHostTensor#ownsMemory()} false) cannot keep that memory alive, so its values
+ *       are copied once and the input says so ({@link #zeroCopyOnly()} refuses instead): the
+ *       caller's arena may then close at any time.</li>
  *   <li>{@link #input(HostTensorView)} borrows: a view has no owner to hold. It is read in place
  *       only when its memory is native and confined to this thread (an {@code Arena.ofConfined()},
  *       a confined import): then only this thread can free it, the input is confined to this
@@ -73,8 +72,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *
  * <h2>Outputs</h2>
  * {@link #output(OwnedHostTensor)} and {@link #allocateOutput} pin an output: ONNX Runtime writes
- * into the tensor's memory, which the output holds as an input holds its tensor's (a wrapped
- * tensor's segment is checked and held by each run). Read-only and non-compact tensors are refused
+ * into the tensor's memory, which the output holds as an input holds its tensor's. Tensors that
+ * wrap memory they do not own, read-only and non-compact tensors are refused
  * (ONNX Runtime would write into read-only memory without complaint). An output whose shape is known only after the run
  * is left to ONNX Runtime to allocate and copied once into an {@link OwnedHostTensor}:
  * {@link #run(OrtSession, Map, Map, Set)}.
@@ -182,9 +181,10 @@ public final class OrtBridge {
     }
 
     /**
-     * An input over a Java-owned tensor's memory. The input holds a reference on the memory (an
-     * export it keeps and never consumes) until it closes, so closing the tensor first is safe.
-     * A strided tensor is copied once instead (or refused by a {@link #zeroCopyOnly()} bridge).
+     * An input over a Java-owned tensor's memory. The input holds a reference on the memory (a
+     * {@link OwnedHostTensor#retain()}) until it closes, so closing the tensor first is safe.
+     * A strided tensor, or one that wraps memory it does not own ({@link OwnedHostTensor#ownsMemory()}
+     * false), is copied once instead (or refused by a {@link #zeroCopyOnly()} bridge).
      *
      * @param tensor the tensor, open
      * @return the input
@@ -228,7 +228,9 @@ public final class OrtBridge {
      * @return the output
      * @throws IllegalArgumentException if the tensor is read-only (ONNX Runtime would write into it
      *                                  anyway), not compact row-major, of a type ONNX Runtime's Java
-     *                                  API lacks, or over {@link #MAX_TENSOR_BYTES}
+     *                                  API lacks, over {@link #MAX_TENSOR_BYTES}, or wraps memory it
+     *                                  does not own ({@link OwnedHostTensor#ownsMemory()} false: no
+     *                                  reference could keep the caller's arena open while ONNX Runtime writes)
      * @throws IllegalStateException    if the tensor was closed
      * @throws OrtException             if ONNX Runtime refuses the tensor
      */

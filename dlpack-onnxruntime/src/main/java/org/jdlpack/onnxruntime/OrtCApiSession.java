@@ -15,9 +15,7 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 import org.jdlpack.abi.DLDataType;
-import org.jdlpack.abi.ExportOptions;
-import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.OwnedHostTensor;
@@ -270,7 +268,7 @@ public final class OrtCApiSession implements AutoCloseable {
         private final TensorLayout layout;
         private final Lease lease;
 
-        private Tensor(long value, TensorLayout layout, Supplier<String> source, long hold) {
+        private Tensor(long value, TensorLayout layout, Supplier<String> source, ExportOwner.Retained hold) {
             this.value = value;
             this.layout = layout;
             // Made only when a report needs it; neither the name nor the action may reach this object.
@@ -279,7 +277,7 @@ public final class OrtCApiSession implements AutoCloseable {
                 try {
                     OrtApi.releaseValue(value);
                 } finally {
-                    ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(hold));
+                    hold.close();
                 }
             }));
         }
@@ -302,14 +300,13 @@ public final class OrtCApiSession implements AutoCloseable {
                 throw new IllegalArgumentException(source.get() + " is not compact row-major (strides " + Arrays.toString(layout.strides())
                         + "), and ONNX Runtime reads and writes compact tensors; copy it into a compact one");
             }
-            MemorySegment wrapped = HostMemory.wrapped(tensor);
-            if (wrapped != null && wrapped.byteSize() != 0) {
+            if (!tensor.ownsMemory() && layout.elementCount() != 0) {
                 throw new IllegalArgumentException(source.get() + " wraps memory it does not own (OwnedHostTensor.wrap), whose arena "
                         + "could close while ONNX Runtime reads it; the C route takes tensors that own their memory "
-                        + "(OwnedHostTensor.allocate or copyOf), or use OrtBridge, which holds the wrapped segment per run");
+                        + "(OwnedHostTensor.allocate, copyOf or a HostTensorPool take), or use OrtBridge, which copies it");
             }
             long[] shape = layout.shape();
-            long hold = tensor.exportPointer(ExportOptions.VERSIONED).address(); // the memory's reference, for as long as ORT may use it
+            ExportOwner.Retained hold = tensor.retain(); // the memory's reference, for as long as ORT may use it
             try {
                 MemorySegment data = HostMemory.elements(tensor); // under the hold
                 long value;
@@ -328,7 +325,7 @@ public final class OrtCApiSession implements AutoCloseable {
                 }
                 return new Tensor(value, layout, source, hold);
             } catch (RuntimeException | Error e) {
-                ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(hold));
+                hold.close();
                 throw e;
             }
         }

@@ -37,22 +37,17 @@ public final class OrtInput implements AutoCloseable {
     private final TensorLayout layout;
     private final long address;
     private final Optional<String> copyReason;
-    /** Memory this input does not hold, checked before each run (null when the input holds its memory); see {@link Borrowed}. */
-    private final Borrowed borrowed;
+    /**
+     * Memory this input reads but does not hold, checked before each run (null when the input
+     * holds its memory): a view's, confined to this input's thread, so that only this thread can
+     * free it and a check suffices.
+     */
+    private final MemorySegment borrowed;
     /** What the input reads, for messages: made only when one is. */
     private final Supplier<String> source;
     private final Lease lease;
 
-    /**
-     * Memory a run must check (and, for a wrapped tensor, hold) because nothing this input holds
-     * keeps it alive: a confined view's (only this thread can free it, so a check suffices) or
-     * the segment an {@code OwnedHostTensor} wraps (the caller's arena may close on any thread, so
-     * the run holds its scope: {@link OrtRun}).
-     */
-    record Borrowed(MemorySegment memory, boolean holdDuringRun) {
-    }
-
-    OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, Borrowed borrowed,
+    OrtInput(OnnxTensor tensor, TensorLayout layout, long address, Optional<String> copyReason, MemorySegment borrowed,
              Supplier<String> source, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.layout = layout;
@@ -108,26 +103,15 @@ public final class OrtInput implements AutoCloseable {
     /** Borrows the tensor for one run, after checking this input is open and its memory alive. */
     OnnxTensor borrow() {
         lease.borrow(false);
-        if (borrowed != null && !borrowed.memory().scope().isAlive()) {
+        if (borrowed != null && !borrowed.scope().isAlive()) {
             lease.giveBack();
             throw memoryFreed();
         }
         return tensor;
     }
 
-    /** {@return the segment the run must hold while ONNX Runtime reads it (a wrapped tensor's), or null} */
-    MemorySegment memoryToHold() {
-        return borrowed != null && borrowed.holdDuringRun() ? borrowed.memory() : null;
-    }
-
     /** {@return the refusal of a run whose borrowed memory was freed} */
-    IllegalStateException memoryFreed() {
-        if (borrowed.holdDuringRun()) {
-            return new IllegalStateException(this + ": the memory it reads was freed before the run: the OwnedHostTensor wraps "
-                    + "a segment whose arena was closed, and a wrapped tensor's references cannot keep memory alive that it does "
-                    + "not own. Close that arena only after the OrtInput and the tensor (or let the tensor's release close it); "
-                    + "ONNX Runtime did not read it");
-        }
+    private IllegalStateException memoryFreed() {
         return new IllegalStateException(this + ": the memory of the HostTensorView it reads was freed (its arena or tensor "
                 + "was closed) before the run; close the OrtInput before the memory's owner, or pass the owner itself");
     }

@@ -1,6 +1,5 @@
 package org.jdlpack.onnxruntime;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
 import java.util.function.Supplier;
 
@@ -16,7 +15,7 @@ import org.jdlpack.cpu.internal.HostMemory;
  * C, Arrow) without a copy. Made by {@link OrtBridge#output} or {@link OrtBridge#allocateOutput};
  * passed to {@link OrtBridge#run}.
  *
- * <p>The output holds a reference on the tensor's memory (an export it keeps unconsumed), so the
+ * <p>The output holds a reference on the tensor's memory ({@link OwnedHostTensor#retain()}), so the
  * memory outlives an early {@code close()} of the tensor until this output is closed: ONNX
  * Runtime never writes into freed memory. The {@code OnnxTensor} ONNX Runtime writes through
  * never leaves this object.
@@ -33,15 +32,12 @@ public final class OrtOutput implements AutoCloseable {
     private final OnnxTensor tensor;
     private final OwnedHostTensor memory;
     private final TensorLayout layout;
-    /** The segment of a wrapped tensor, whose arena is the caller's: checked and held during each run; else null. */
-    private final MemorySegment wrapped;
     private final Lease lease;
 
-    OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, MemorySegment wrapped, boolean shared, Runnable releaseMemory) {
+    OrtOutput(OnnxTensor tensor, OwnedHostTensor memory, boolean shared, Runnable releaseMemory) {
         this.tensor = tensor;
         this.memory = memory;
         this.layout = memory.layout();
-        this.wrapped = wrapped;
         // Neither the name nor the action may reach this object: the safety net's entry keeps both.
         TensorLayout layout = this.layout;
         Supplier<String> name = () -> "OrtOutput[" + layout + " in " + memory + "]";
@@ -89,25 +85,8 @@ public final class OrtOutput implements AutoCloseable {
     }
 
     OnnxTensor borrow() {
-        lease.borrow(true);
-        if (wrapped != null && !wrapped.scope().isAlive()) {
-            lease.giveBack();
-            throw memoryFreed();
-        }
+        lease.borrow(true); // the output's retain holds memory its tensor owns (a wrapped tensor is refused as an output)
         return tensor;
-    }
-
-    /** {@return the segment the run must hold while ONNX Runtime writes it (a wrapped tensor's), or null} */
-    MemorySegment memoryToHold() {
-        return wrapped;
-    }
-
-    /** {@return the refusal of a run whose wrapped memory was freed} */
-    IllegalStateException memoryFreed() {
-        return new IllegalStateException(this + ": the memory it writes was freed before the run: the OwnedHostTensor wraps a "
-                + "segment whose arena was closed, and a wrapped tensor's references cannot keep memory alive that it does not "
-                + "own. Close that arena only after the OrtOutput and the tensor (or let the tensor's release close it); ONNX "
-                + "Runtime wrote nothing");
     }
 
     void giveBack() {

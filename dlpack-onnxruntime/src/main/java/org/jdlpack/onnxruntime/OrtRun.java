@@ -2,7 +2,6 @@ package org.jdlpack.onnxruntime;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -16,14 +15,15 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
 import org.jdlpack.abi.DLDataType;
-import org.jdlpack.abi.plumbing.ScopeHold;
 import org.jdlpack.cpu.OwnedHostTensor;
 
 /**
- * One run of a session through the bridge, and its holds: the guarded session (if any), every
- * input and output (open, on the right thread, an output written by this run alone), and the
- * scopes of memory that wrapped tensors do not own, for exactly the duration of
- * {@code OrtSession.run}. Everything held is given back when the run returns or throws.
+ * One run of a session through the bridge, and its holds: the guarded session (if any) and every
+ * input and output (open, on the right thread, an output written by this run alone), for exactly
+ * the duration of {@code OrtSession.run}. Everything held is given back when the run returns or
+ * throws. The memory ONNX Runtime reads and writes is held by the inputs and outputs themselves
+ * (a retain of memory a tensor owns, a moved import, a copy), never by the run: memory a tensor
+ * does not own never reaches ONNX Runtime in place ({@link OrtTensors}).
  *
  * <p>Stateless: {@link #run} may be called from any thread, many at once.
  */
@@ -47,41 +47,30 @@ final class OrtRun {
         boolean sessionHeld = false;
         // Room for the finally below: a StackOverflowError in giveBack would leave the session
         // held, and its close would wait for ever. Thrown here, before anything is held.
-        ScopeHold.requireStack();
+        requireStack();
         try {
             // Everything of the caller's is read before the session is admitted: the maps' and the
             // set's methods are the caller's code, and a GuardedSession.close() from there, on this
             // thread, would wait for this very run for ever. Read first, such a close finds no run
             // in flight and closes the session, and the borrow below refuses the run.
-            Wrapped wrapped = null; // memory wrapped tensors do not own: rare, so made only when there is some
-            int capacity = inputs.size() + outputs.size();
             Map<String, OnnxTensor> in = new HashMap<>(inputs.size() * 2);
             for (Map.Entry<String, OrtInput> e : inputs.entrySet()) {
                 OrtInput input = Objects.requireNonNull(e.getValue(), () -> "input " + e.getKey());
                 in.put(e.getKey(), input.borrow());
                 heldInputs[inputCount++] = input;
-                wrapped = Wrapped.add(wrapped, capacity, input.memoryToHold(), input);
             }
             Map<String, OnnxTensor> out = new HashMap<>(outputs.size() * 2);
             for (Map.Entry<String, OrtOutput> e : outputs.entrySet()) {
                 OrtOutput output = Objects.requireNonNull(e.getValue(), () -> "output " + e.getKey());
                 out.put(e.getKey(), output.borrow());
                 heldOutputs[outputCount++] = output;
-                wrapped = Wrapped.add(wrapped, capacity, output.memoryToHold(), output);
             }
             Set<String> copied = copyOf(copiedOutputs); // ONNX Runtime iterates it during the run
             if (guard != null) {
                 guard.borrow(); // from here to the end of the run, only the bridge's and ONNX Runtime's code runs
                 sessionHeld = true;
             }
-            if (wrapped == null) {
-                return runNow(session, in, out, copied);
-            }
-            // The caller's arena of a wrapped tensor could close on another thread in the middle of
-            // the run: its scope is held (such a close throws) until ONNX Runtime returns.
-            CopiedOutputs[] result = new CopiedOutputs[1];
-            ScopeHold.during(wrapped.memory(), () -> result[0] = runNow(session, in, out, copied), wrapped::freed);
-            return result[0];
+            return runNow(session, in, out, copied);
         } finally {
             giveBack(heldInputs, inputCount, heldOutputs, outputCount, sessionHeld ? guard : null);
         }
@@ -128,35 +117,27 @@ final class OrtRun {
         }
     }
 
-    /** The memory of wrapped tensors one run holds, and the inputs and outputs that read it, to name in a refusal. */
-    private static final class Wrapped {
-        private final MemorySegment[] memory;
-        private final Object[] readers;
-        private int count;
+    /**
+     * Frames {@link #claimStack} takes: far more than {@link #giveBack} needs, so that a thread near
+     * its stack's end gets its {@link StackOverflowError} before the run holds anything
+     * (RunStackCrashTest).
+     */
+    private static final int STACK_FRAMES = 128;
 
-        private Wrapped(int capacity) {
-            memory = new MemorySegment[capacity];
-            readers = new Object[capacity];
-        }
+    /** Written so that the JIT keeps the calls of {@link #claimStack}. */
+    private static long claimed;
 
-        /** {@return {@code wrapped} with {@code segment} added (made if null), or as it was if there is nothing to hold} */
-        static Wrapped add(Wrapped wrapped, int capacity, MemorySegment segment, Object reader) {
-            if (segment == null) {
-                return wrapped;
-            }
-            Wrapped w = wrapped != null ? wrapped : new Wrapped(capacity);
-            w.memory[w.count] = segment;
-            w.readers[w.count++] = reader;
-            return w;
-        }
+    /** Throws {@link StackOverflowError} here, unless the stack has room for {@value #STACK_FRAMES} small frames. */
+    private static void requireStack() {
+        claimStack(STACK_FRAMES, 1, 2, 3, 4, 5, 6, 7, 8);
+    }
 
-        MemorySegment[] memory() {
-            return Arrays.copyOf(memory, count);
-        }
-
-        /** The refusal for the segment at {@code index}, whose arena closed before the hold began. */
-        IllegalStateException freed(int index) {
-            return readers[index] instanceof OrtInput input ? input.memoryFreed() : ((OrtOutput) readers[index]).memoryFreed();
+    /** Recurses {@code frames} deep; the longs beyond the six passed in registers take stack in every frame. */
+    private static void claimStack(int frames, long a, long b, long c, long d, long e, long f, long g, long h) {
+        if (frames > 0) {
+            claimStack(frames - 1, b, c, d, e, f, g, h, a);
+        } else {
+            claimed = a ^ h;
         }
     }
 

@@ -13,10 +13,9 @@ import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import org.jdlpack.abi.DLDevice;
-import org.jdlpack.abi.ExportOptions;
+import org.jdlpack.abi.ExportOwner;
 import org.jdlpack.abi.ImportLifetime;
 import org.jdlpack.abi.ImportedTensor;
-import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.HostTensorView;
@@ -74,21 +73,25 @@ final class OrtTensors {
     }
 
     OrtInput input(OwnedHostTensor tensor) throws OrtException {
+        if (tensor.isClosed()) {
+            // The retain below says so for a tensor read in place; a copy takes no retain, so ask here.
+            throw new IllegalStateException(tensor + " was closed; it is no longer yours to give ONNX Runtime (an input made "
+                    + "before the close stays valid)");
+        }
         Supplier<String> source = tensor::toString;
         TensorLayout layout = tensor.layout();
         OnnxJavaType type = check(source, tensor.device(), layout);
-        String copyReason = copyReasonOrRefuse(source, layout, null);
-        MemorySegment wrapped = wrappedMemory(tensor, "an input");
+        String copyReason = copyReasonOrRefuse(source, layout, notOwnedCopyReason(tensor, "an input"));
         if (copyReason != null) {
-            return copied(tensor.host(), type, source, copyReason);
+            return copied(tensor.host(), type, source, copyReason); // through the FFM runtime's checks: a closed arena throws
         }
-        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may read it
+        ExportOwner.Retained hold = tensor.retain(); // the memory's reference for as long as ONNX Runtime may read it
         try {
             MemorySegment data = HostMemory.elements(tensor); // under the hold: no scope of its own, no handshake at the release
             return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
-                    wrapped == null ? null : new OrtInput.Borrowed(wrapped, true), source, shared, hold);
+                    null, source, shared, hold::close);
         } catch (OrtException | RuntimeException | Error e) {
-            hold.run();
+            hold.close();
             throw e;
         }
     }
@@ -106,7 +109,7 @@ final class OrtTensors {
             return copied(view, type, source, copyReason);
         }
         return new OrtInput(tensorOver(data, layout.shape(), type), compact(layout), data.address(), Optional.empty(),
-                new OrtInput.Borrowed(data, false), source, false, () -> { });
+                data, source, false, () -> { });
     }
 
     /** Why a compact view's memory cannot be read in place, or null if it can. */
@@ -143,57 +146,45 @@ final class OrtTensors {
                     + "), and ONNX Runtime writes outputs compact; pin a compact tensor (OrtBridge.allocateOutput)");
         }
         OnnxJavaType type = check(source, tensor.device(), layout);
-        MemorySegment wrapped = wrappedMemory(tensor, "an output");
-        Hold hold = Hold.of(tensor); // the memory's reference for as long as ONNX Runtime may write it
+        if (!tensor.ownsMemory()) {
+            throw new IllegalArgumentException(source.get() + " cannot be an output: it wraps memory it does not own "
+                    + "(OwnedHostTensor.wrap), whose arena its caller could close while ONNX Runtime writes through raw addresses, "
+                    + "which no reference of the bridge can prevent; pin a tensor that owns its memory (OrtBridge.allocateOutput, "
+                    + "OwnedHostTensor.allocate, HostTensorPool.take) and copy from it");
+        }
+        ExportOwner.Retained hold = tensor.retain(); // the memory's reference for as long as ONNX Runtime may write it
         try {
             OnnxTensor onnx = tensorOver(HostMemory.elements(tensor), layout.shape(), type); // under the hold
-            return new OrtOutput(onnx, tensor, wrapped, shared, owns ? () -> {
+            return new OrtOutput(onnx, tensor, shared, owns ? () -> {
                 try {
-                    hold.run();
+                    hold.close();
                 } finally {
                     if (!tensor.isClosed()) { // its user may have closed the output's own tensor first
                         tensor.close();
                     }
                 }
-            } : hold);
+            } : hold::close);
         } catch (OrtException | RuntimeException | Error e) {
-            hold.run();
+            hold.close();
             throw e;
         }
     }
 
     /**
-     * A reference on an {@code OwnedHostTensor}'s memory: an export whose pointer never leaves
-     * the bridge, given back by calling its deleter ({@link ImportedTensor#discard}), from any
-     * thread. A raw pointer rather than an {@code ExportedTensor}: the input or output that keeps
-     * it is what the safety net watches and names, and a handle would be watched (and, forgotten,
-     * reported) on its own.
+     * {@return why a tensor's memory must be copied because the tensor does not own it (a wrapped
+     * one: its caller's arena may close on any thread while ONNX Runtime reads, and a retain holds
+     * only the tensor's count), or null for memory the tensor owns} Refuses memory freed already.
      */
-    private record Hold(long pointer) implements Runnable {
-        static Hold of(OwnedHostTensor tensor) {
-            return new Hold(tensor.exportPointer(ExportOptions.VERSIONED).address());
+    private static String notOwnedCopyReason(OwnedHostTensor tensor, String as) {
+        if (tensor.ownsMemory()) {
+            return null;
         }
-
-        @Override
-        public void run() {
-            ImportedTensor.discard(ManagedTensorKind.VERSIONED, MemorySegment.ofAddress(pointer));
-        }
-    }
-
-    /**
-     * {@return the segment a wrapped tensor does not own, which each run checks and holds, or null
-     * for memory the tensor allocated} Refuses one whose arena is closed already.
-     */
-    private static MemorySegment wrappedMemory(OwnedHostTensor tensor, String as) {
-        MemorySegment wrapped = HostMemory.wrapped(tensor);
-        if (wrapped == null || wrapped.byteSize() == 0) {
-            return null; // allocated (only its last reference frees it), or nothing ONNX Runtime could touch
-        }
-        if (!wrapped.scope().isAlive()) {
+        if (!tensor.spec().data().scope().isAlive()) {
             throw new IllegalStateException(tensor + " cannot be " + as + ": it wraps a segment whose arena was closed, so its "
                     + "memory is gone (OwnedHostTensor.wrap: the memory must stay valid until the tensor's release runs)");
         }
-        return wrapped;
+        return "the tensor wraps memory it does not own (OwnedHostTensor.wrap), whose arena its caller could close while ONNX "
+                + "Runtime reads it; pass a tensor that owns its memory (OwnedHostTensor.allocate, HostTensorPool.take) for zero copy";
     }
 
     // ------------------------------------------------------------------ shared steps
@@ -230,7 +221,8 @@ final class OrtTensors {
     private OrtInput copied(HostTensorView source, OnnxJavaType type, Supplier<String> description, String reason)
             throws OrtException {
         TensorLayout layout = source.layout();
-        TensorLayout target = compact(layout);
+        // Compact and flagless: a read-only source's copy is this input's own, written here once.
+        TensorLayout target = TensorLayout.of(layout.dtype(), layout.shape());
         Arena arena = shared ? Arena.ofShared() : Arena.ofConfined();
         try {
             MemorySegment copy = arena.allocate(target.extent().byteSize(), COPY_ALIGNMENT);

@@ -11,10 +11,10 @@ import org.jdlpack.abi.plumbing.Ledger;
  * first, then the hold on the memory), run exactly once: by the close or the last run that held
  * the object ({@link Lease}), or by the safety net when the user forgot the object unclosed. The
  * net then reports the user's object by name ({@code OrtInput[...] from OwnedHostTensor[...]}),
- * not the export or import it holds inside, which the user never made or gave away.
+ * not the retain or import it holds inside, which the user never made or gave away.
  *
  * <p>The ledger keeps this entry reachable while it is open, and the entry keeps the release
- * action and so what the object holds (the {@code OnnxTensor}, the export of an
+ * action and so what the object holds (the {@code OnnxTensor}, the retain of an
  * {@code OwnedHostTensor}, a moved import): those never look forgotten on their own. Neither the
  * action nor the name may reach the watched object, or it could never be collected.
  */

@@ -22,6 +22,7 @@
  * lifetime checks: memory freed under it gives silently wrong numbers or a crash. The types here
  * order the releases so that cannot happen: the {@code OnnxTensor} never escapes, is closed before
  * the memory, and runs only after a check that everything it touches is open; a run holds what it
- * touches (inputs, outputs, a guarded session, the memory of wrapped tensors) until it returns.
+ * touches (inputs, outputs, a guarded session) until it returns, and memory a tensor does not own
+ * (a wrapped tensor's) never reaches ONNX Runtime in place.
  */
 package org.jdlpack.onnxruntime;

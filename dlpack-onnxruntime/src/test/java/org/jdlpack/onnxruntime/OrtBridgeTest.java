@@ -22,6 +22,7 @@ import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
 import org.jdlpack.abi.DLPackStats;
+import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorLayout;
@@ -106,6 +107,10 @@ class OrtBridgeTest {
             input.close();
             output.close(); // the wrong order: both memories are still held by the input and the output
             assertThat(input.references()).isEqualTo(1);
+            assertThat(output.references()).isEqualTo(1);
+            // Java's own holds, not DLPack structs: before, each was an export no consumer would take.
+            assertThat(DLPackStats.liveExports()).as("the input's and output's holds are retains").isZero();
+            assertThat(DLPackStats.exportHeaderBytes()).isZero();
             ort.run(tiny, Map.of("x", x), Map.of("y", y));
             assertThat(floats(y.host())).containsExactly(Models.tiny(X), within(1e-6f));
         }
@@ -308,12 +313,23 @@ class OrtBridgeTest {
 
     @Test
     void aReadOnlyTensorIsFineAsAnInput() throws OrtException {
+        // In place: a READ_ONLY import, which the input holds.
+        MemorySegment managed = CPeer.get().make(PeerTensor.versioned().shape(2, 4).flags(DLTensorFlag.READ_ONLY.mask())).pointer();
+        ImportedTensor imported = ImportedTensor.of(ManagedTensorKind.VERSIONED, managed);
+        float[] values = floats(HostTensorView.of(imported));
+        try (OrtInput x = ort.input(imported);
+             OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
+            assertThat(x.isCopy()).isFalse();
+            ort.run(tiny, Map.of("x", x), Map.of("y", y));
+            assertThat(floats(y.host())).containsExactly(Models.tiny(values), within(1e-6f));
+        }
+        // Copied: a read-only segment the tensor wraps, not owns. The copy is writable (before: "the tensor is read-only").
         try (Arena arena = Arena.ofShared()) {
             MemorySegment data = arena.allocateFrom(ValueLayout.JAVA_FLOAT, X);
             try (OwnedHostTensor readOnly = OwnedHostTensor.wrap(data.asReadOnly(), DLDataType.FLOAT32, new long[] {2, 4}, () -> { });
                  OrtInput x = ort.input(readOnly);
                  OrtOutput y = ort.allocateOutput(DLDataType.FLOAT32, 2, 3)) {
-                assertThat(x.isCopy()).isFalse();
+                assertThat(x.isCopy()).isTrue();
                 ort.run(tiny, Map.of("x", x), Map.of("y", y));
                 assertThat(floats(y.host())).containsExactly(Models.tiny(X), within(1e-6f));
             }
@@ -409,10 +425,12 @@ class OrtBridgeTest {
         x.borrow();
         x.close();
         y.close();
-        assertThat(DLPackStats.ownedManagedTensors() + DLPackStats.liveExports()).as("held by the runs in flight").isPositive();
+        assertThat(source.references()).as("the input's retain, held by the run in flight").isEqualTo(1);
+        assertThat(y.tensor().references()).as("the output's tensor and its retain, held by the run in flight").isEqualTo(2);
         x.giveBack();
         y.giveBack();
         assertThat(x.isOpen()).isFalse();
+        assertThat(source.references()).as("the last run's end released the input").isZero();
     }
 
     @Test
