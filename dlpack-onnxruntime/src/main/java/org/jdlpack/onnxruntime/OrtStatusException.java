@@ -21,7 +21,9 @@ public final class OrtStatusException extends RuntimeException {
         "ORT_ENGINE_ERROR", "ORT_RUNTIME_EXCEPTION", "ORT_INVALID_PROTOBUF", "ORT_MODEL_LOADED", "ORT_NOT_IMPLEMENTED",
         "ORT_INVALID_GRAPH", "ORT_EP_FAIL"};
 
+    /** The C API function that failed. */
     private final String call;
+    /** ONNX Runtime's {@code OrtErrorCode}, as returned. */
     private final int code;
 
     OrtStatusException(String call, int code, String message) {
