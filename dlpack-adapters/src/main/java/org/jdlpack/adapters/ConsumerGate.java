@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDevice;
@@ -24,7 +25,9 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * refused with a Java exception naming it. What differs between consumers (the types, the
  * strides, {@code byte_offset}, the versioned struct) is the adapter's, using these fields.
  *
- * <p>One instance per check, on one thread; the struct is the caller's owned export.
+ * <p>One instance per check, on one thread; the struct is the caller's owned export. The name
+ * of the tensor in messages is made only when a check refuses: an accepted hand-off builds no
+ * string (it was 2.5 KB and half the cost of a torch hand-off when built up front).
  */
 public final class ConsumerGate {
 
@@ -59,13 +62,17 @@ public final class ConsumerGate {
     private final ManagedTensorKind kind;
     private final MemorySegment struct;
     private final MemorySegment tensor;
-    private final String what;
+    /** The export, to name it in messages; null where {@link #name} names the tensor. */
+    private final ExportedTensor export;
+    private final String name;
 
-    private ConsumerGate(ManagedTensorKind kind, MemorySegment struct, MemorySegment tensor, String what) {
+    private ConsumerGate(ManagedTensorKind kind, MemorySegment struct, MemorySegment tensor, ExportedTensor export,
+                         String name) {
         this.kind = kind;
         this.struct = struct;
         this.tensor = tensor;
-        this.what = what;
+        this.export = export;
+        this.name = name;
     }
 
     /**
@@ -81,7 +88,7 @@ public final class ConsumerGate {
         if (!export.isOwned()) {
             throw new IllegalStateException("cannot hand " + export + " to " + consumer + ": it is no longer owned");
         }
-        return of(export.kind(), export.address(), export.toString());
+        return open(export.kind(), export.address(), export, null);
     }
 
     /**
@@ -92,10 +99,14 @@ public final class ConsumerGate {
      * @param what    names the tensor in messages
      * @return the gate
      */
-    @SuppressWarnings("restricted") // the struct is jdlpack's export, owned by the caller: its size is the kind's
     public static ConsumerGate of(ManagedTensorKind kind, long address, String what) {
+        return open(kind, address, null, Objects.requireNonNull(what, "what"));
+    }
+
+    @SuppressWarnings("restricted") // the struct is jdlpack's export, owned by the caller: its size is the kind's
+    private static ConsumerGate open(ManagedTensorKind kind, long address, ExportedTensor export, String name) {
         MemorySegment struct = MemorySegment.ofAddress(address).reinterpret(kind.structSize());
-        return new ConsumerGate(kind, struct, struct.asSlice(kind.dlTensorOffset(), DL_TENSOR_SIZE), what);
+        return new ConsumerGate(kind, struct, struct.asSlice(kind.dlTensorOffset(), DL_TENSOR_SIZE), export, name);
     }
 
     /** {@return which struct it is} */
@@ -103,9 +114,9 @@ public final class ConsumerGate {
         return kind;
     }
 
-    /** {@return the name of the tensor in messages} */
+    /** {@return the name of the tensor in messages; made on each call, so call it only to refuse} */
     public String what() {
-        return what;
+        return export != null ? export.toString() : name;
     }
 
     /** {@return the major version of a versioned struct} */
@@ -130,7 +141,7 @@ public final class ConsumerGate {
         int deviceId = tensor.get(JAVA_INT, DEVICE_ID);
         if (deviceType != DLDeviceType.CPU.code() || deviceId != 0) {
             DLDevice device = new DLDevice(deviceType, deviceId);
-            throw new UnsupportedDeviceException(device, what + " is on " + device + "; this adapter hands " + consumer
+            throw new UnsupportedDeviceException(device, what() + " is on " + device + "; this adapter hands " + consumer
                     + " CPU device 0 only (" + why + "): copy it to host memory first");
         }
     }
@@ -141,18 +152,18 @@ public final class ConsumerGate {
      * @param types     the consumer's table
      * @param refusal   completes "which ...", such as {@code "libtorch 2.10 has no ScalarType for"}
      * @param lanesNote said in brackets when lanes are not 1
-     * @param supported the table, for the message
+     * @param supported the table, for the message (asked only on refusal)
      * @return the type
      * @throws InvalidTensorException for a type the consumer does not take
      */
-    public DLDataType requireDType(DTypes types, String refusal, String lanesNote, String supported) {
+    public DLDataType requireDType(DTypes types, String refusal, String lanesNote, Supplier<String> supported) {
         int code = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_CODE));
         int bits = Byte.toUnsignedInt(tensor.get(JAVA_BYTE, DTYPE_BITS));
         int lanes = Short.toUnsignedInt(tensor.get(JAVA_SHORT, DTYPE_LANES));
         DLDataType dtype = types.supported(code, bits, lanes);
         if (dtype == null) {
-            throw new InvalidTensorException(what + " has dtype (code " + code + ", bits " + bits + ", lanes " + lanes
-                    + "), which " + refusal + (lanes != 1 ? " (" + lanesNote + ")" : "") + "; supported: " + supported);
+            throw new InvalidTensorException(what() + " has dtype (code " + code + ", bits " + bits + ", lanes " + lanes
+                    + "), which " + refusal + (lanes != 1 ? " (" + lanesNote + ")" : "") + "; supported: " + supported.get());
         }
         return dtype;
     }
@@ -168,7 +179,7 @@ public final class ConsumerGate {
     public int requireNdim(int max, String consumer) {
         int ndim = tensor.get(JAVA_INT, NDIM);
         if (ndim < 0 || ndim > max) {
-            throw new InvalidTensorException(what + ": ndim is " + ndim + "; " + consumer + " takes 0 to " + max);
+            throw new InvalidTensorException(what() + ": ndim is " + ndim + "; " + consumer + " takes 0 to " + max);
         }
         return ndim;
     }
@@ -191,7 +202,7 @@ public final class ConsumerGate {
      * @throws InvalidTensorException naming the field
      */
     public void refuseNull(String field, int ndim) {
-        throw new InvalidTensorException(what + ": " + field + " is NULL for ndim " + ndim);
+        throw new InvalidTensorException(what() + ": " + field + " is NULL for ndim " + ndim);
     }
 
     /**
@@ -224,7 +235,7 @@ public final class ConsumerGate {
      */
     public void requireExtent(int d, long extent) {
         if (extent < 0) {
-            throw new InvalidTensorException(what + ": shape[" + d + "] is " + extent);
+            throw new InvalidTensorException(what() + ": shape[" + d + "] is " + extent);
         }
     }
 
@@ -234,7 +245,7 @@ public final class ConsumerGate {
      * @param d the dimension
      */
     public InvalidTensorException overflow(int d) {
-        return new InvalidTensorException(what + ": its size overflows 64 bits at dimension " + d);
+        return new InvalidTensorException(what() + ": its size overflows 64 bits at dimension " + d);
     }
 
     /** {@return {@code byte_offset}, as stored (unsigned in C)} */
@@ -252,7 +263,7 @@ public final class ConsumerGate {
     public long requireData(long elements) {
         long data = tensor.get(JAVA_LONG, DATA);
         if (elements > 0 && data == 0) {
-            throw new InvalidTensorException(what + ": data is NULL for " + elements + " elements");
+            throw new InvalidTensorException(what() + ": data is NULL for " + elements + " elements");
         }
         return data;
     }

@@ -45,14 +45,13 @@ final class DLPackInputs {
      */
     static void check(ExportedTensor export) {
         ConsumerGate gate = ConsumerGate.of(export, "torch");
-        String what = gate.what();
         if (gate.kind() == ManagedTensorKind.VERSIONED) {
             if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
-                throw new InvalidTensorException(what + " is READ_ONLY, and libtorch 2.7.1 has no way to honour that flag (its "
+                throw new InvalidTensorException(gate.what() + " is READ_ONLY, and libtorch 2.7.1 has no way to honour that flag (its "
                         + "at::fromDLPack takes the legacy struct, which cannot carry it): a DJL NDArray would let torch write to "
                         + "it. Copy it into writable memory first (an OwnedHostTensor), or export writable memory");
             }
-            throw new InvalidTensorException(what + " is a DLManagedTensorVersioned, and libtorch 2.7.1 (DJL 0.36) has only "
+            throw new InvalidTensorException(gate.what() + " is a DLManagedTensorVersioned, and libtorch 2.7.1 (DJL 0.36) has only "
                     + "at::fromDLPack(DLManagedTensor*): export it with ExportOptions.LEGACY");
         }
         TAKES.check(gate);

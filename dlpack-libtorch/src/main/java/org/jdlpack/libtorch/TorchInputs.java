@@ -38,10 +38,9 @@ public record TorchInputs(String release, String build, TorchDTypes dtypes, bool
      * @throws UnsupportedDeviceException for a device other than CPU 0
      */
     public void check(ConsumerGate gate) {
-        String what = gate.what();
         gate.requireCpu0("libtorch", build);
         DLDataType dtype = gate.requireDType(dtypes::supported, release + " has no ScalarType for", "lanes must be 1",
-                dtypes.supportedText());
+                dtypes::supportedText);
         int ndim = gate.requireNdim(MAX_NDIM, "libtorch");
         if (ndim > 0 && gate.shapeIsNull()) {
             gate.refuseNull("shape", ndim);
@@ -59,7 +58,7 @@ public record TorchInputs(String release, String build, TorchDTypes dtypes, bool
             gate.requireExtent(d, extent);
             long stride = strides == null ? 0 : strides.getAtIndex(JAVA_LONG, d);
             if (stride < 0) {
-                throw new InvalidTensorException(what + ": strides[" + d + "] is " + stride + "; " + release + " refuses "
+                throw new InvalidTensorException(gate.what() + ": strides[" + d + "] is " + stride + "; " + release + " refuses "
                         + "negative strides (it throws, which would end the process). Copy the tensor into a compact one first");
             }
             try {
@@ -73,12 +72,12 @@ public record TorchInputs(String release, String build, TorchDTypes dtypes, bool
         }
         long byteOffset = gate.byteOffset();
         if (byteOffset < 0 || byteOffset % elementBytes != 0) {
-            throw new InvalidTensorException(what + ": byte_offset is " + Long.toUnsignedString(byteOffset) + "; "
+            throw new InvalidTensorException(gate.what() + ": byte_offset is " + Long.toUnsignedString(byteOffset) + "; "
                     + byteOffsetRule.apply(elementBytes) + ". Export with the offset folded into data (the default ExportOptions)");
         }
         gate.requireData(elements);
         if (elements > 0 && (lastByte > Long.MAX_VALUE - byteOffset - elementBytes)) {
-            throw new InvalidTensorException(what + ": the bytes it reaches overflow 64 bits");
+            throw new InvalidTensorException(gate.what() + ": the bytes it reaches overflow 64 bits");
         }
     }
 }

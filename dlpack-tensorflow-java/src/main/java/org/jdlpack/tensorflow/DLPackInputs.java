@@ -51,19 +51,18 @@ final class DLPackInputs {
      */
     static void check(ExportedTensor export) {
         ConsumerGate gate = ConsumerGate.of(export, "TensorFlow");
-        String what = gate.what();
         if (gate.kind() == ManagedTensorKind.VERSIONED) {
             if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
-                throw new InvalidTensorException(what + " is READ_ONLY, and TensorFlow 2.18 takes only the legacy "
+                throw new InvalidTensorException(gate.what() + " is READ_ONLY, and TensorFlow 2.18 takes only the legacy "
                         + "DLManagedTensor, which cannot say so: TensorFlow would be free to write to it. Copy it into "
                         + "writable memory first (OwnedHostTensor.copyOf), or export writable memory with ExportOptions.LEGACY");
             }
-            throw new InvalidTensorException(what + " is a DLManagedTensorVersioned; TensorFlow 2.18's "
+            throw new InvalidTensorException(gate.what() + " is a DLManagedTensorVersioned; TensorFlow 2.18's "
                     + "TFE_HandleFromDLPack reads the legacy DLManagedTensor only. Export with ExportOptions.LEGACY");
         }
         gate.requireCpu0("TensorFlow", "TensorFlow Java's build is CPU-only");
         DLDataType dtype = gate.requireDType(TensorFlowDTypes::supported, "this adapter does not hand TensorFlow",
-                "lanes must be 1: TensorFlow ignores lanes and would read the wrong elements", TensorFlowDTypes.supportedText());
+                "lanes must be 1: TensorFlow ignores lanes and would read the wrong elements", TensorFlowDTypes::supportedText);
         int ndim = gate.requireNdim(MAX_NDIM, "TensorFlow");
         if (ndim > 0 && gate.shapeIsNull()) {
             gate.refuseNull("shape", ndim);
@@ -82,29 +81,29 @@ final class DLPackInputs {
         }
         MemorySegment strides = gate.strides(ndim);
         if (strides != null && elements > 0) {
-            checkCompact(strides, shape, ndim, what);
+            checkCompact(strides, shape, ndim, gate);
         }
         long byteOffset = gate.byteOffset();
         if (byteOffset != 0) {
-            throw new InvalidTensorException(what + ": byte_offset is " + Long.toUnsignedString(byteOffset) + "; TensorFlow "
+            throw new InvalidTensorException(gate.what() + ": byte_offset is " + Long.toUnsignedString(byteOffset) + "; TensorFlow "
                     + "2.18 takes only 0. Export with the offset folded into data (the default ExportOptions, not "
                     + "withVerbatimByteOffset)");
         }
         long data = gate.requireData(elements);
         if (elements > 0 && data % ALIGNMENT != 0) {
-            throw new InvalidTensorException(what + ": data 0x" + Long.toHexString(data) + " is not aligned to " + ALIGNMENT
+            throw new InvalidTensorException(gate.what() + ": data 0x" + Long.toHexString(data) + " is not aligned to " + ALIGNMENT
                     + " bytes; TensorFlow's kernels fail CHECK(IsAligned()) on it, which ends the process. " + COPY_HINT);
         }
     }
 
     /** TensorFlow's rule: compact row-major, a stride of a size-1 dimension may be anything. */
-    private static void checkCompact(MemorySegment strides, MemorySegment shape, int ndim, String what) {
+    private static void checkCompact(MemorySegment strides, MemorySegment shape, int ndim, ConsumerGate gate) {
         long expected = 1;
         for (int d = ndim - 1; d >= 0; d--) {
             long extent = shape.getAtIndex(JAVA_LONG, d);
             long stride = strides.getAtIndex(JAVA_LONG, d);
             if (extent != 1 && stride != expected) {
-                throw new InvalidTensorException(what + ": strides[" + d + "] is " + stride + " where compact row-major needs "
+                throw new InvalidTensorException(gate.what() + ": strides[" + d + "] is " + stride + " where compact row-major needs "
                         + expected + (stride < 0 ? " (a negative stride)" : "") + "; TensorFlow 2.18 takes compact row-major "
                         + "tensors only. " + COPY_HINT);
             }

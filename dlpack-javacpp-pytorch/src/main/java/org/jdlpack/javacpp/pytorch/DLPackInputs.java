@@ -41,15 +41,14 @@ final class DLPackInputs {
      */
     static void check(ExportedTensor export) {
         ConsumerGate gate = ConsumerGate.of(export, "torch");
-        String what = gate.what();
         if (gate.kind() == ManagedTensorKind.VERSIONED) {
             int major = gate.majorVersion();
             if (major != 1) {
-                throw new InvalidTensorException(what + ": DLPack major version " + Integer.toUnsignedString(major)
+                throw new InvalidTensorException(gate.what() + ": DLPack major version " + Integer.toUnsignedString(major)
                         + "; libtorch reads version 1 only");
             }
             if (DLTensorFlag.READ_ONLY.isSet(gate.versionedFlags())) {
-                throw new InvalidTensorException(what + " is READ_ONLY, and libtorch 2.10 ignores that flag: the torch tensor "
+                throw new InvalidTensorException(gate.what() + " is READ_ONLY, and libtorch 2.10 ignores that flag: the torch tensor "
                         + "would let torch write to it. Copy it into writable memory first (an OwnedHostTensor), or export "
                         + "writable memory");
             }
