@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import org.jdlpack.abi.stripes.ThreadStripes;
+
 /**
  * The one ledger of what jdlpack holds for callers who may forget it: every object that must be
  * closed (a handle, an imported tensor, a Python reference) is an {@link Entry} here, and so is
