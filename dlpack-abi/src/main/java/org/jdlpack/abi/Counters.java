@@ -4,7 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.LongAdder;
 
-import org.jdlpack.abi.plumbing.ThreadStripes;
+import org.jdlpack.abi.stripes.ThreadStripes;
 
 /**
  * The process-wide counters behind {@code org.jdlpack.abi.DLPackStats}. Updated from any thread,

@@ -97,25 +97,13 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
     }
 
     /**
-     * The release action, run exactly once: by the last reference's drop, or by the safety net
-     * when the owner was forgotten. Its own state decides which, because the owner may become
-     * unreachable while the last drop is still running.
+     * The release action, run exactly once ({@link Ledger.RunOnce}): by the last reference's drop,
+     * or by the safety net when the owner was forgotten.
      */
-    private static final class Release extends Ledger.Entry {
-        private static final VarHandle RAN;
-
-        static {
-            try {
-                RAN = MethodHandles.lookup().findVarHandle(Release.class, "ran", boolean.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+    private static final class Release extends Ledger.RunOnce {
 
         private final Object resource;
         private final Runnable action;
-        @SuppressWarnings("unused") // accessed through RAN
-        private volatile boolean ran;
         /** Whether the owner's own reference was dropped: then only a forgotten retain can have kept the memory. */
         volatile boolean ownerClosed;
 
@@ -127,27 +115,15 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
             open();
         }
 
-        /** Runs the action unless it ran; never throws. {@return whether this call ran it} */
-        boolean run() {
-            if (!RAN.compareAndSet(this, false, true)) {
-                return false;
-            }
-            settle();
+        /** Runs the action; never throws (the last reference may drop inside a deleter upcall). */
+        @Override
+        protected void release() {
             Counters.exportOwnerReleased();
             try {
                 action.run();
             } catch (Throwable t) {
                 Counters.RELEASE_CALLBACK_FAILURES.increment();
                 Diagnostics.report(Level.ERROR, "the release action of " + name() + " threw; the memory it guards may have leaked", t);
-            }
-            return true;
-        }
-
-        @Override
-        protected void forgotten() {
-            String what = describe();
-            if (run()) {
-                Ledger.reportLeak(what, creationSite());
             }
         }
 

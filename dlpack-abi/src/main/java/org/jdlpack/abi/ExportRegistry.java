@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.plumbing.Ledger;
-import org.jdlpack.abi.plumbing.ThreadStripes;
+import org.jdlpack.abi.stripes.ThreadStripes;
 
 
 /**

@@ -3,7 +3,7 @@ package org.jdlpack.abi;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
-import org.jdlpack.abi.plumbing.ThreadStripes;
+import org.jdlpack.abi.stripes.ThreadStripes;
 
 
 /**

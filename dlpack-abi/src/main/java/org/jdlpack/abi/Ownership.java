@@ -1,5 +1,8 @@
 package org.jdlpack.abi;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * The single ownership state of one managed-tensor pointer held by one Java object: OWNED, then
  * exactly one of MOVED (handed to someone else) or DELETED (deleter called). Each transition is a
@@ -25,6 +28,21 @@ interface Ownership extends OwnedPointers.Owner {
     int OWNED = 0;
     int MOVED = 1;
     int DELETED = 2;
+
+    /**
+     * {@return the handle of an implementation's state word, its {@code volatile int state} field}
+     * For the implementations' class initializers: each keeps the word in its own class, since one
+     * must be a phantom reference (the safety net's entry) and the other must not be one.
+     *
+     * @param lookup the implementation's own lookup ({@code MethodHandles.lookup()})
+     */
+    static VarHandle stateWord(MethodHandles.Lookup lookup) {
+        try {
+            return lookup.findVarHandle(lookup.lookupClass(), "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** {@return which struct the pointer points to} */
     ManagedTensorKind kind();

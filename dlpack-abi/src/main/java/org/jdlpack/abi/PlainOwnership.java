@@ -18,15 +18,7 @@ import org.jdlpack.abi.plumbing.Ledger;
  */
 final class PlainOwnership implements Ownership {
 
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(PlainOwnership.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle STATE = Ownership.stateWord(MethodHandles.lookup());
 
     private final ManagedTensorKind kind;
     private final long address;

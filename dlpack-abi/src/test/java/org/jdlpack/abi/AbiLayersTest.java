@@ -30,7 +30,10 @@ class AbiLayersTest {
     /** The layers, bottom first. */
     enum Layer { PLUMBING, VALUES, NATIVE, DELETERS, OWNERSHIP, IMPORT, EXPORT, PROCESS }
 
-    /** The layer of each file of {@code org.jdlpack.abi}; the plumbing package is {@link Layer#PLUMBING} as a whole. */
+    /**
+     * The layer of each file of {@code org.jdlpack.abi}; the plumbing packages are {@link Layer#PLUMBING}
+     * as a whole ({@code plumbing}, exported to the siblings, and {@code stripes}, to no module).
+     */
     static final Map<String, Layer> FILES = Map.ofEntries(
             // the ABI's values and struct layouts, the tensor's description, the options, the errors
             Map.entry("DLDataType", Layer.VALUES),
@@ -195,7 +198,7 @@ class AbiLayersTest {
 
     private static Layer layerOf(String type) {
         String pkg = SourceGraph.packageOf(type);
-        if (pkg.equals(PACKAGE + ".plumbing")) {
+        if (pkg.equals(PACKAGE + ".plumbing") || pkg.equals(PACKAGE + ".stripes")) {
             return Layer.PLUMBING;
         }
         return pkg.equals(PACKAGE) ? FILES.get(SourceGraph.simple(type)) : null;

@@ -8,7 +8,7 @@ import java.lang.reflect.Array;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLTensorFlag;
 import org.jdlpack.abi.TensorLayout;
-import org.jdlpack.cpu.internal.RowCursor;
+import org.jdlpack.cpu.rows.RowCursor;
 
 /**
  * Bulk copies of strided host elements, all driven by one row-major walk ({@link RowCursor}):

@@ -1,6 +1,8 @@
 package org.jdlpack.onnxruntime;
 
+import java.lang.ref.Reference;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The use count behind an {@link OrtInput} or {@link OrtOutput}: runs borrow the object, and its
@@ -29,6 +31,26 @@ final class Lease {
         this.thread = shared ? null : Thread.currentThread();
         this.owner = owner;
         this.release = release;
+    }
+
+    /**
+     * The lease of an object that puts ONNX Runtime's value over some memory before a hold on
+     * that memory: its release lets go of the value first ({@code value}) and of the hold second
+     * ({@code memory}), the second even when the first throws, so that ONNX Runtime never reads
+     * memory that is gone. Its {@link Release} is the safety net's entry for {@code owner}.
+     *
+     * @param name   what reports call the owner; must not reach {@code owner}
+     * @param value  releases ONNX Runtime's value (an {@code OnnxTensor}, an {@code OrtValue}); must not reach {@code owner}
+     * @param memory lets go of the memory the value reads; must not reach {@code owner}
+     */
+    static Lease valueThenMemory(boolean shared, Object owner, Supplier<String> name, Runnable value, Runnable memory) {
+        return new Lease(shared, owner, new Release(owner, name, () -> {
+            try {
+                value.run();
+            } finally {
+                memory.run();
+            }
+        }));
     }
 
     boolean isShared() {
@@ -63,34 +85,48 @@ final class Lease {
         }
     }
 
-    /** Ends a borrow; releases the memory if this was the last one of a closed object. */
+    /**
+     * Ends a borrow; releases the memory if this was the last one of a closed object. The owner
+     * stays reachable until then: the safety net must not see it forgotten while its release runs.
+     */
     void giveBack() {
-        while (true) {
-            long s = state.get();
-            long next = ((s & COUNT) - 1) | (s & CLOSED);
-            if (state.compareAndSet(s, next)) {
-                if (next == CLOSED) {
-                    release.run();
+        try {
+            while (true) {
+                long s = state.get();
+                long next = ((s & COUNT) - 1) | (s & CLOSED);
+                if (state.compareAndSet(s, next)) {
+                    if (next == CLOSED) {
+                        release.run();
+                    }
+                    return;
                 }
-                return;
             }
+        } finally {
+            Reference.reachabilityFence(owner);
         }
     }
 
-    /** Closes: releases now, or at the end of the last run that holds it. A second close does nothing. */
+    /**
+     * Closes: releases now, or at the end of the last run that holds it. A second close does
+     * nothing. The owner stays reachable until the release has run, as in {@link #giveBack()}.
+     */
     void close() {
-        checkThread("close");
-        while (true) {
-            long s = state.get();
-            if ((s & CLOSED) != 0) {
-                return;
-            }
-            if (state.compareAndSet(s, s | CLOSED)) {
-                if ((s & COUNT) == 0) {
-                    release.run();
+        try {
+            checkThread("close");
+            while (true) {
+                long s = state.get();
+                if ((s & CLOSED) != 0) {
+                    return;
                 }
-                return;
+                if (state.compareAndSet(s, s | CLOSED)) {
+                    if ((s & COUNT) == 0) {
+                        release.run();
+                    }
+                    return;
+                }
             }
+        } finally {
+            Reference.reachabilityFence(owner);
         }
     }
 

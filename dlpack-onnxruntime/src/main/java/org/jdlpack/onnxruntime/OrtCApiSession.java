@@ -273,13 +273,7 @@ public final class OrtCApiSession implements AutoCloseable {
             this.layout = layout;
             // Made only when a report needs it; neither the name nor the action may reach this object.
             Supplier<String> name = () -> "OrtCApiSession.Tensor[" + layout + " from " + source.get() + "]";
-            this.lease = new Lease(true, this, new Release(this, name, () -> {
-                try {
-                    OrtApi.releaseValue(value);
-                } finally {
-                    hold.close();
-                }
-            }));
+            this.lease = Lease.valueThenMemory(true, this, name, () -> OrtApi.releaseValue(value), hold::close);
         }
 
         static Tensor of(OwnedHostTensor tensor) {

@@ -1,7 +1,6 @@
 package org.jdlpack.onnxruntime;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.Reference;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -58,13 +57,7 @@ public final class OrtInput implements AutoCloseable {
         // Neither the name nor the action may reach this object: the safety net's entry keeps both.
         Supplier<String> name = () -> "OrtInput[" + layout + " from " + source.get() + (copyReason.isPresent() ? ", a copy" : ", zero-copy")
                 + "]";
-        this.lease = new Lease(shared, this, new Release(this, name, () -> {
-            try {
-                tensor.close();
-            } finally {
-                releaseMemory.run();
-            }
-        }));
+        this.lease = Lease.valueThenMemory(shared, this, name, tensor::close, releaseMemory);
     }
 
     /** {@return the layout ONNX Runtime reads: compact row-major, element type and shape of the source} */
@@ -117,8 +110,7 @@ public final class OrtInput implements AutoCloseable {
     }
 
     void giveBack() {
-        lease.giveBack();
-        Reference.reachabilityFence(this); // until the release has run: the safety net must not see this input forgotten
+        lease.giveBack(); // keeps this input reachable until its release has run
     }
 
     /**
@@ -130,7 +122,6 @@ public final class OrtInput implements AutoCloseable {
     @Override
     public void close() {
         lease.close();
-        Reference.reachabilityFence(this); // see giveBack
     }
 
     @Override

@@ -1,6 +1,5 @@
 package org.jdlpack.onnxruntime;
 
-import java.lang.ref.Reference;
 import java.util.function.Supplier;
 
 import ai.onnxruntime.OnnxTensor;
@@ -41,13 +40,7 @@ public final class OrtOutput implements AutoCloseable {
         // Neither the name nor the action may reach this object: the safety net's entry keeps both.
         TensorLayout layout = this.layout;
         Supplier<String> name = () -> "OrtOutput[" + layout + " in " + memory + "]";
-        this.lease = new Lease(shared, this, new Release(this, name, () -> {
-            try {
-                tensor.close();
-            } finally {
-                releaseMemory.run();
-            }
-        }));
+        this.lease = Lease.valueThenMemory(shared, this, name, tensor::close, releaseMemory);
     }
 
     /**
@@ -90,8 +83,7 @@ public final class OrtOutput implements AutoCloseable {
     }
 
     void giveBack() {
-        lease.giveBack();
-        Reference.reachabilityFence(this); // until the release has run: the safety net must not see this output forgotten
+        lease.giveBack(); // keeps this output reachable until its release has run
     }
 
     /**
@@ -104,7 +96,6 @@ public final class OrtOutput implements AutoCloseable {
     @Override
     public void close() {
         lease.close();
-        Reference.reachabilityFence(this); // see giveBack
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import org.jdlpack.abi.testing.NothingLeftBehind;
+import org.jdlpack.abi.testing.SourceGraph;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -23,19 +24,19 @@ class LayersTest {
 
     @Test
     void everyReferenceRunsDownOrSideways() {
-        Map<String, String> sources = Layering.read(SOURCES);
+        Map<String, String> sources = SourceGraph.read(SOURCES);
         assertThat(sources).as("dlpack-python's sources under " + SOURCES.toAbsolutePath()).hasSizeGreaterThan(20);
         assertThat(Layering.check(sources)).isEmpty();
     }
 
     @Test
     void onlyTheCallLayerInvokesADowncall() {
-        assertThat(Layering.invokeExactOutsideTheCallLayer(Layering.read(SOURCES))).isEmpty();
+        assertThat(Layering.invokeExactOutsideTheCallLayer(SourceGraph.read(SOURCES))).isEmpty();
     }
 
     @Test
     void theInternalPackagesAreNotExported() throws Exception {
-        String moduleInfo = Layering.codeOnly(Files.readString(SOURCES.resolve("module-info.java")));
+        String moduleInfo = SourceGraph.codeOnly(Files.readString(SOURCES.resolve("module-info.java")));
         assertThat(moduleInfo.lines().map(String::strip).filter(line -> line.startsWith("exports") || line.startsWith("opens")))
                 .containsExactly("exports org.jdlpack.python;");
     }

@@ -2,6 +2,8 @@ package org.jdlpack.abi.plumbing;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.System.Logger.Level;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
@@ -13,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+
+import org.jdlpack.abi.stripes.ThreadStripes;
 
 /**
  * The one ledger of what jdlpack holds for callers who may forget it: every object that must be
@@ -139,6 +143,81 @@ public final class Ledger {
         /** {@return where the entry was made, when tracking is on; else null} */
         public final Throwable creationSite() {
             return creationSite;
+        }
+    }
+
+    /**
+     * An entry whose release runs exactly once: by the owner's normal end ({@link #run()}) or by
+     * the safety net when the owner was forgotten, whichever comes first. Its own flag decides,
+     * not the owner's, because the owner may become unreachable while its last normal end is still
+     * running. The one run-once entry of the library modules (an {@code ExportOwner}'s release,
+     * ONNX Runtime's inputs, outputs and sessions).
+     */
+    public abstract static class RunOnce extends Entry {
+
+        private static final VarHandle RAN;
+
+        static {
+            try {
+                RAN = MethodHandles.lookup().findVarHandle(RunOnce.class, "ran", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        @SuppressWarnings("unused") // accessed through RAN
+        private volatile boolean ran;
+
+        /**
+         * Makes the entry; the subclass calls {@link #open()} at the end of its constructor.
+         *
+         * @param watched as {@link Entry#Entry(Object)}
+         */
+        protected RunOnce(Object watched) {
+            super(watched);
+        }
+
+        /**
+         * Settles the entry and runs {@link #release()}, unless a run won before; what the release
+         * throws reaches the caller.
+         *
+         * @return whether this call ran it
+         */
+        public final boolean run() {
+            if (!RAN.compareAndSet(this, false, true)) {
+                return false;
+            }
+            settle();
+            release();
+            return true;
+        }
+
+        /** What the owner lets go of at its end; called once, by whichever of {@link #run()} and the safety net wins. */
+        protected abstract void release();
+
+        /** The safety net: runs the release, unless the owner's end won, and reports the leak. Never throws. */
+        @Override
+        protected final void forgotten() {
+            String what = describe(); // before the release: the report must not depend on what it frees
+            String left = "";
+            try {
+                if (!run()) {
+                    return;
+                }
+            } catch (RuntimeException | Error e) {
+                left = failed(e);
+            }
+            reportLeak(what + left, creationSite());
+        }
+
+        /**
+         * {@return what a leak report adds, after the owner's name, when the release threw on the
+         * ledger's thread}
+         *
+         * @param failure what the release threw
+         */
+        protected String failed(Throwable failure) {
+            return " (its release failed: " + failure + ")";
         }
     }
 

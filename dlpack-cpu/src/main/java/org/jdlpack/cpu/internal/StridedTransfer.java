@@ -7,6 +7,7 @@ import java.util.Arrays;
 import org.jdlpack.abi.TensorExtent;
 import org.jdlpack.abi.TensorLayout;
 import org.jdlpack.cpu.HostTensorView;
+import org.jdlpack.cpu.rows.RowCursor;
 
 /**
  * Moves the elements of a strided tensor in device memory to or from a host tensor with as few

@@ -1,4 +1,4 @@
-package org.jdlpack.cpu.internal;
+package org.jdlpack.cpu.rows;
 
 /**
  * A row-major cursor over the rows of a strided tensor: runs of {@link #length()} elements along

@@ -1,4 +1,4 @@
-package org.jdlpack.abi.plumbing;
+package org.jdlpack.abi.stripes;
 
 /**
  * Spreads threads over a fixed number of stripes, so that state every export and import touches
