@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import ai.djl.Device;
@@ -27,6 +28,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
@@ -47,6 +49,7 @@ class DjlDLPackTest {
 
     private static final DjlDLPack DLPACK = DjlDLPack.get();
     private static final ExportOptions LEGACY = ExportOptions.LEGACY;
+    private static final Duration COLLECTION = Duration.ofSeconds(30);
 
     private NDManager manager;
 
@@ -404,12 +407,8 @@ class DjlDLPackTest {
         long leaks = DLPackStats.leaksReported();
         forget(range(DataType.FLOAT32, 4, 4));
         // The safety net releases first and counts the leak after: wait for both.
-        for (int i = 0; i < 200 && (DLPackStats.liveExportOwners() > 0 || DLPackStats.leaksReported() == leaks); i++) {
-            System.gc();
-            Thread.sleep(20);
-        }
-        assertThat(DLPackStats.liveExportOwners()).isZero();
-        assertThat(DLPackStats.leaksReported()).isGreaterThan(leaks);
+        assertThat(Collect.until(() -> DLPackStats.liveExportOwners() == 0 && DLPackStats.leaksReported() > leaks, COLLECTION))
+                .as("released and reported: %s", DLPackStats.snapshot()).isTrue();
     }
 
     private static void forget(NDArray a) {
