@@ -205,6 +205,40 @@ class DjlDLPackTest {
         assertThat(DLPackStats.liveExportOwners()).isZero();
     }
 
+    /**
+     * A second engine on the class path (DJL's ONNX Runtime engine, test scope, its natives in its
+     * jar): its arrays and managers are refused by name with what to do instead, the refused
+     * export stays the caller's, and doing what the message says carries the values.
+     */
+    @Test
+    void arraysAndManagersOfAnotherEngineAreRefusedNamingTheEngineAndWhatToDo() {
+        try (NDManager ort = NDManager.newBaseManager(Device.cpu(), "OnnxRuntime")) {
+            NDArray a = ort.create(new float[] {1, 2, 3});
+            assertThat(a.getManager().getEngine().getEngineName()).isEqualTo("OnnxRuntime");
+            assertThatThrownBy(() -> DLPACK.export(a)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("DJL's OnnxRuntime engine").hasMessageContaining("OrtNDArray")
+                    .hasMessageContaining("not PyTorch").hasMessageContaining("from(array)");
+            try (OwnedHostTensor owned = OwnedHostTensor.copyOf(new float[] {4, 5}, 2)) {
+                ExportedTensor export = owned.export(LEGACY);
+                assertThatThrownBy(() -> DLPACK.toNDArray(export, ort)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("DJL's OnnxRuntime engine").hasMessageContaining("newBaseManager(Device.cpu(), \"PyTorch\")");
+                assertThat(export.isOwned()).as("refused before anything was called").isTrue();
+                export.close();
+            }
+            NDArray copy = manager.from(a); // what the message says: a PyTorch copy
+            try (ImportedTensor view = DLPACK.importTensor(copy)) {
+                assertThat(HostTensorView.of(view).getFloat(2)).isEqualTo(3f);
+            }
+            // DJL runs an ONNX Runtime array's operations on its alternative engine, PyTorch here: their results are torch tensors.
+            NDArray sum = a.add(1f);
+            assertThat(sum.getManager().getEngine().getEngineName()).isEqualTo("PyTorch");
+            try (ImportedTensor view = DLPACK.importTensor(sum)) {
+                assertThat(HostTensorView.of(view).getFloat(2)).isEqualTo(4f);
+            }
+        }
+        assertThat(DLPackStats.liveExportOwners()).isZero();
+    }
+
     @Test
     void float32JavaToNDArrayIsTheSameMemory() {
         try (OwnedHostTensor owned = OwnedHostTensor.copyOf(new float[] {0, 1, 2, 3, 4, 5}, 2, 3)) {
