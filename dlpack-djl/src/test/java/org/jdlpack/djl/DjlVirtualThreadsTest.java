@@ -44,11 +44,6 @@ class DjlVirtualThreadsTest {
         }
 
         @Override
-        public void close(NDArray tensor) {
-            tensor.close();
-        }
-
-        @Override
         public void close() {
             manager.close();
         }

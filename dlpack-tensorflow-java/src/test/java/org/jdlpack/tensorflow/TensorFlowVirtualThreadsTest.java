@@ -39,11 +39,6 @@ class TensorFlowVirtualThreadsTest {
         public ImportedTensor toJava(TFloat32 tensor, ImportLifetime lifetime) {
             return dlpack.importTensor(tensor, lifetime);
         }
-
-        @Override
-        public void close(TFloat32 tensor) {
-            tensor.close();
-        }
     }
 
     /** Child JVM: the run, then its summary line. */

@@ -106,11 +106,15 @@ public final class VirtualThreadStress {
         ImportedTensor toJava(T tensor, ImportLifetime lifetime);
 
         /**
-         * Closes the library's tensor.
+         * Closes the library's tensor: its {@code close()} by default (the tensor types of
+         * JavaCPP, DJL and TensorFlow Java are all {@link AutoCloseable}).
          *
          * @param tensor the library's tensor
+         * @throws Exception what its close threw
          */
-        void close(T tensor);
+        default void close(T tensor) throws Exception {
+            ((AutoCloseable) tensor).close();
+        }
 
         /** Ends the operation: nothing by default. */
         @Override
@@ -182,7 +186,7 @@ public final class VirtualThreadStress {
     }
 
     /** Java's memory read by the library; Java's owner closed before or after the library's tensor. */
-    private <T> void javaToLibrary(Library<T> library, int n, boolean javaFirst) {
+    private <T> void javaToLibrary(Library<T> library, int n, boolean javaFirst) throws Exception {
         JavaFloats java = floats(n);
         T tensor = library.fromJava(java.owner(), java.spec());
         if (javaFirst) {
@@ -196,7 +200,7 @@ public final class VirtualThreadStress {
     }
 
     /** The library's memory read by Java; the library's tensor closed before or after the import. */
-    private static <T> void libraryToJava(Library<T> library, int n, boolean libraryFirst) {
+    private static <T> void libraryToJava(Library<T> library, int n, boolean libraryFirst) throws Exception {
         T tensor = library.ramp(n);
         ImportedTensor view = library.toJava(tensor, ImportLifetime.CONFINED);
         if (libraryFirst) {

@@ -44,11 +44,6 @@ class TorchVirtualThreadsTest {
         public ImportedTensor toJava(Tensor tensor, ImportLifetime lifetime) {
             return dlpack.importTensor(tensor, lifetime);
         }
-
-        @Override
-        public void close(Tensor tensor) {
-            tensor.close();
-        }
     }
 
     /** Child JVM: the run, then its summary line. */
