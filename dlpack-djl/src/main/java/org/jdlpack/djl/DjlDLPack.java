@@ -46,7 +46,9 @@ import org.jdlpack.libtorch.TorchExport;
  * {@code byte_offset} libtorch 2.7.1 would ignore is folded into {@code data}.
  *
  * <p>Other DJL engines (OnnxRuntime, TensorFlow, MXNet, ...) are refused by name: their arrays
- * are not torch tensors. Copy them through {@code toByteBuffer()} and {@code NDManager.create}.
+ * are not torch tensors. Copy them with {@code from(array)} of a PyTorch {@code NDManager}. (DJL
+ * runs an OnnxRuntime array's operations on PyTorch when it is on the class path: their results
+ * are PyTorch arrays, which this adapter takes.)
  *
  * {@snippet :
  * DjlDLPack dlpack = DjlDLPack.get();                           // starts DJL's PyTorch engine, finds its libtorch
@@ -235,7 +237,8 @@ public final class DjlDLPack {
         }
         throw new IllegalArgumentException("the NDArray is of DJL's " + engineName(array.getManager()) + " engine ("
                 + array.getClass().getName() + "), not " + DjlLibTorch.ENGINE + ": this adapter carries torch tensors only. "
-                + "Copy it through toByteBuffer() into a PyTorch manager's create(), or export it with that engine's own adapter");
+                + "Copy it into a PyTorch array with from(array) of a PyTorch NDManager (DJL copies it through toByteBuffer()), "
+                + "then export that");
     }
 
     private static PtNDManager pytorch(NDManager manager) {

@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import ai.djl.Device;
@@ -27,6 +28,7 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
@@ -47,6 +49,7 @@ class DjlDLPackTest {
 
     private static final DjlDLPack DLPACK = DjlDLPack.get();
     private static final ExportOptions LEGACY = ExportOptions.LEGACY;
+    private static final Duration COLLECTION = Duration.ofSeconds(30);
 
     private NDManager manager;
 
@@ -198,6 +201,40 @@ class DjlDLPackTest {
                     .hasMessageContaining("is closed");
             assertThat(export.isOwned()).isTrue();
             export.close();
+        }
+        assertThat(DLPackStats.liveExportOwners()).isZero();
+    }
+
+    /**
+     * A second engine on the class path (DJL's ONNX Runtime engine, test scope, its natives in its
+     * jar): its arrays and managers are refused by name with what to do instead, the refused
+     * export stays the caller's, and doing what the message says carries the values.
+     */
+    @Test
+    void arraysAndManagersOfAnotherEngineAreRefusedNamingTheEngineAndWhatToDo() {
+        try (NDManager ort = NDManager.newBaseManager(Device.cpu(), "OnnxRuntime")) {
+            NDArray a = ort.create(new float[] {1, 2, 3});
+            assertThat(a.getManager().getEngine().getEngineName()).isEqualTo("OnnxRuntime");
+            assertThatThrownBy(() -> DLPACK.export(a)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("DJL's OnnxRuntime engine").hasMessageContaining("OrtNDArray")
+                    .hasMessageContaining("not PyTorch").hasMessageContaining("from(array)");
+            try (OwnedHostTensor owned = OwnedHostTensor.copyOf(new float[] {4, 5}, 2)) {
+                ExportedTensor export = owned.export(LEGACY);
+                assertThatThrownBy(() -> DLPACK.toNDArray(export, ort)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("DJL's OnnxRuntime engine").hasMessageContaining("newBaseManager(Device.cpu(), \"PyTorch\")");
+                assertThat(export.isOwned()).as("refused before anything was called").isTrue();
+                export.close();
+            }
+            NDArray copy = manager.from(a); // what the message says: a PyTorch copy
+            try (ImportedTensor view = DLPACK.importTensor(copy)) {
+                assertThat(HostTensorView.of(view).getFloat(2)).isEqualTo(3f);
+            }
+            // DJL runs an ONNX Runtime array's operations on its alternative engine, PyTorch here: their results are torch tensors.
+            NDArray sum = a.add(1f);
+            assertThat(sum.getManager().getEngine().getEngineName()).isEqualTo("PyTorch");
+            try (ImportedTensor view = DLPACK.importTensor(sum)) {
+                assertThat(HostTensorView.of(view).getFloat(2)).isEqualTo(4f);
+            }
         }
         assertThat(DLPackStats.liveExportOwners()).isZero();
     }
@@ -404,12 +441,8 @@ class DjlDLPackTest {
         long leaks = DLPackStats.leaksReported();
         forget(range(DataType.FLOAT32, 4, 4));
         // The safety net releases first and counts the leak after: wait for both.
-        for (int i = 0; i < 200 && (DLPackStats.liveExportOwners() > 0 || DLPackStats.leaksReported() == leaks); i++) {
-            System.gc();
-            Thread.sleep(20);
-        }
-        assertThat(DLPackStats.liveExportOwners()).isZero();
-        assertThat(DLPackStats.leaksReported()).isGreaterThan(leaks);
+        assertThat(Collect.until(() -> DLPackStats.liveExportOwners() == 0 && DLPackStats.leaksReported() > leaks, COLLECTION))
+                .as("released and reported: %s", DLPackStats.snapshot()).isTrue();
     }
 
     private static void forget(NDArray a) {

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import org.jdlpack.abi.DLDataType;
@@ -18,12 +20,14 @@ import org.jdlpack.abi.ImportedTensor;
 import org.jdlpack.abi.InvalidTensorException;
 import org.jdlpack.abi.ManagedTensorKind;
 import org.jdlpack.abi.TensorSpec;
+import org.jdlpack.abi.testing.Collect;
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.tensorflow.Graph;
+import org.tensorflow.RawTensor;
 import org.tensorflow.Session;
 import org.tensorflow.Tensor;
 import org.tensorflow.op.Ops;
@@ -47,6 +51,7 @@ class TensorFlowDLPackTest {
 
     private static final TensorFlowDLPack DLPACK = TensorFlowDLPack.get();
     private static final ExportOptions LEGACY = ExportOptions.LEGACY;
+    private static final Duration COLLECTION = Duration.ofSeconds(30);
 
     /** {@return the address of a TensorFlow Java tensor's data, through TensorFlow Java's public buffer visitor} */
     private static long dataAddress(Tensor t) {
@@ -283,12 +288,8 @@ class TensorFlowDLPackTest {
     void deleterRunsWhenTensorFlowsTensorIsCollected() throws Exception {
         try (OwnedHostTensor owned = OwnedHostTensor.allocate(DLDataType.FLOAT32, 64)) {
             collectable(owned);
-            for (int i = 0; i < 200 && DLPackStats.liveExports() > 0; i++) {
-                System.gc();
-                Thread.sleep(20);
-            }
-            assertThat(DLPackStats.liveExports()).as("JavaCPP's deallocator deleted the TF_Tensor, TensorFlow called the deleter")
-                    .isZero();
+            assertThat(Collect.until(() -> DLPackStats.liveExports() == 0, COLLECTION))
+                    .as("JavaCPP's deallocator deleted the TF_Tensor, TensorFlow called the deleter").isTrue();
         }
     }
 
@@ -301,13 +302,10 @@ class TensorFlowDLPackTest {
         long leaks = DLPackStats.leaksReported();
         try (TFloat32 t = TFloat32.vectorOf(1f, 2f)) {
             forget(t);
-            for (int i = 0; i < 200 && DLPackStats.liveExportOwners() > 0; i++) {
-                System.gc();
-                Thread.sleep(20);
-            }
+            // The safety net releases first and counts the leak after: wait for both.
+            assertThat(Collect.until(() -> DLPackStats.liveExportOwners() == 0 && DLPackStats.leaksReported() > leaks, COLLECTION))
+                    .as("released and reported: %s", DLPackStats.snapshot()).isTrue();
         }
-        assertThat(DLPackStats.liveExportOwners()).isZero();
-        assertThat(DLPackStats.leaksReported()).isGreaterThan(leaks);
     }
 
     private static void forget(Tensor t) {
@@ -370,19 +368,21 @@ class TensorFlowDLPackTest {
 
     @Test
     void tensorFlowTensorCollectedWhileItsExportLives() throws Exception {
-        ExportedTensor export = exportOfAForgottenTensor();
-        for (int i = 0; i < 20; i++) {
-            System.gc(); // JavaCPP deletes the TF_Tensor: the export's handle keeps the buffer
-            Thread.sleep(10);
-        }
-        try (ImportedTensor view = export.importTensor()) {
+        ExportOfAForgottenTensor forgotten = exportOfAForgottenTensor();
+        // Once the RawTensor is unreachable, JavaCPP's deallocator deletes its TF_Tensor: the export's handle keeps the buffer.
+        assertThat(Collect.until(() -> forgotten.tensor().get() == null, COLLECTION)).as("the TensorFlow Java tensor collected").isTrue();
+        try (ImportedTensor view = forgotten.export().importTensor()) {
             assertThat(HostTensorView.of(view).getLong(2)).isEqualTo(3L);
         }
         assertThat(DLPackStats.liveExportOwners()).isZero();
     }
 
-    private static ExportedTensor exportOfAForgottenTensor() {
-        return DLPACK.export(TInt64.vectorOf(1, 2, 3)); // the tensor is never closed
+    private record ExportOfAForgottenTensor(ExportedTensor export, WeakReference<RawTensor> tensor) {
+    }
+
+    private static ExportOfAForgottenTensor exportOfAForgottenTensor() {
+        TInt64 t = TInt64.vectorOf(1, 2, 3); // never closed
+        return new ExportOfAForgottenTensor(DLPACK.export(t), new WeakReference<>(t.asRawTensor()));
     }
 
     @Test
