@@ -13,7 +13,9 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.onnxruntime.OrtCApiRun;
 import org.jdlpack.onnxruntime.OrtCApiSession;
+import org.jdlpack.onnxruntime.OrtCApiTensor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -51,9 +53,9 @@ public class OrtCApiBenchmark {
     private Map<String, OnnxTensor> javaInputs;
     private Map<String, OnnxTensor> javaOutputs;
     private OrtCApiSession cSession;
-    private OrtCApiSession.Tensor xC;
-    private OrtCApiSession.Tensor yC;
-    private OrtCApiSession.Run cRun;
+    private OrtCApiTensor xC;
+    private OrtCApiTensor yC;
+    private OrtCApiRun cRun;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {

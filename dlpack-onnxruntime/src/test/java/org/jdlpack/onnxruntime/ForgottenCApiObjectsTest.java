@@ -43,7 +43,7 @@ class ForgottenCApiObjectsTest {
                 .run(ForgottenCApiObjectsTest.class);
         String output = outcome.output();
         assertThat(outcome.exitCode()).as(output).isZero();
-        assertThat(output).containsPattern("LEAK: OrtCApiSession.Tensor\\[uint16, shape=\\[3\\].* from OwnedHostTensor\\[.*\\] was never closed")
+        assertThat(output).containsPattern("LEAK: OrtCApiTensor\\[uint16, shape=\\[3\\].* from OwnedHostTensor\\[.*\\] was never closed")
                 .contains("ForgottenCApiObjectsTest.forgetATensor");
         assertThat(output).contains("LEAK: OrtCApiSession[").contains("ForgottenCApiObjectsTest.forgetASession");
         assertThat(output).as("nothing named that the user never made").doesNotContain("LEAK: ExportedTensor")
