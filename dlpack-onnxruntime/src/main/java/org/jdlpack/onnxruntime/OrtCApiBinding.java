@@ -39,6 +39,8 @@ public final class OrtCApiBinding implements AutoCloseable {
     private final OrtCApiSession session;
     private final long binding;
     private final Lease lease;
+    /** {@link #callOnce}, made once. */
+    private final NativeRuns.NativeCall call = this::callOnce;
 
     private OrtCApiBinding(OrtCApiSession session, long binding, List<Lease> held, String name) {
         this.session = session;
@@ -72,7 +74,7 @@ public final class OrtCApiBinding implements AutoCloseable {
                 OrtApi.bindOutput(binding, arena.allocateFrom(output.getKey()), output.getValue().value());
             }
             return new OrtCApiBinding(session, binding, List.copyOf(held),
-                    "OrtCApiBinding[inputs " + inputs.keySet() + ", outputs " + outputs.keySet() + " of " + session + "]");
+                    "OrtCApiBinding[inputs " + inputs.keySet() + ", outputs " + outputs.keySet() + " of " + session.name() + "]");
         } catch (RuntimeException | Error e) {
             release(binding, held);
             throw e;
@@ -104,16 +106,16 @@ public final class OrtCApiBinding implements AutoCloseable {
      * @throws IllegalStateException if this binding or its session was closed, or another run of this binding is in flight
      */
     public void run() {
-        session.enterRun();
+        session.admit(call);
+    }
+
+    /** One run: exclusive, so that a close waits for it and a second run at once is refused. */
+    private void callOnce() {
+        lease.borrow(true);
         try {
-            lease.borrow(true);
-            try {
-                OrtApi.runWithBinding(session.handle(), binding);
-            } finally {
-                lease.giveBack();
-            }
+            OrtApi.runWithBinding(session.handle(), binding);
         } finally {
-            session.exitRun();
+            lease.giveBack();
         }
     }
 

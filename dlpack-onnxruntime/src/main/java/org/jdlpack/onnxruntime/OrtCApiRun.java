@@ -41,6 +41,8 @@ public final class OrtCApiRun implements AutoCloseable {
     private final long outputNames;
     /** The pinned outputs' values, then one slot per allocated output, NULL before each run. */
     private final MemorySegment outputValues;
+    /** {@link #callOnce}, made once: a run allocates nothing on a platform thread. */
+    private final NativeRuns.NativeCall call = this::callOnce;
 
     OrtCApiRun(OrtCApiSession session, Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, List<String> allocated) {
         this.session = session;
@@ -98,7 +100,20 @@ public final class OrtCApiRun implements AutoCloseable {
             throw new WrongThreadException("an OrtCApiRun belongs to " + thread + ", which prepared it; prepare one on "
                     + Thread.currentThread() + " (runs of one session may go on on many threads at once)");
         }
-        session.enterRun();
+        try {
+            session.admit(call);
+        } catch (RuntimeException | Error e) {
+            AllocatedOutputs.discard(outputValues, outputs.length, allocated.length); // whatever a failed run left there
+            throw e;
+        }
+        return allocated.length == 0 ? AllocatedOutputs.NONE : AllocatedOutputs.take(allocated, outputValues, outputs.length);
+    }
+
+    /**
+     * One run's borrows and native call, on this thread or on a platform thread of
+     * {@link NativeRuns}'s (the leases are shared; the arrays are reached by address only).
+     */
+    private void callOnce() {
         int in = 0;
         int out = 0;
         try {
@@ -110,9 +125,6 @@ public final class OrtCApiRun implements AutoCloseable {
             }
             OrtApi.run(session.handle(), inputNames, inputValues, inputs.length, outputNames, outputs.length + allocated.length,
                     outputValues.address());
-        } catch (RuntimeException | Error e) {
-            AllocatedOutputs.discard(outputValues, outputs.length, allocated.length); // whatever a failed run left there
-            throw e;
         } finally {
             while (out > 0) {
                 outputs[--out].lease().giveBack();
@@ -120,9 +132,7 @@ public final class OrtCApiRun implements AutoCloseable {
             while (in > 0) {
                 inputs[--in].lease().giveBack();
             }
-            session.exitRun();
         }
-        return allocated.length == 0 ? AllocatedOutputs.NONE : AllocatedOutputs.take(allocated, outputValues, outputs.length);
     }
 
     /** Frees the native arrays; the tensors and the session stay open. */

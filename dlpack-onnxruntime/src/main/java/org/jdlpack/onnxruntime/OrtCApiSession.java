@@ -45,22 +45,30 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *
  * <h2>Runs and virtual threads</h2>
  * A run is one native call, and a virtual thread inside a native call <b>pins its carrier</b>: the
- * scheduler cannot run another virtual thread there until the call returns. So that runs can never
- * take every carrier and starve the rest of the application, each session admits at most
- * {@link Options#concurrentRuns()} runs at once (by default the number of available processors,
- * the default number of carriers); a run beyond that waits, and a virtual thread waits
- * <em>unmounted</em>, leaving its carrier to others. Waiting runs are admitted first come, first
- * served, so a thread looping on runs lets the others, and every other virtual thread, have their
- * turn. Lower the bound where other virtual threads must keep carriers even while every run is in
- * flight (at most carriers - 1), or where several sessions run at once: each has its own bound.
+ * scheduler cannot run another virtual thread there until the call returns, and a virtual thread
+ * looping on runs never gives its carrier back. Two rules keep runs from starving the rest of the
+ * application:
+ * <ul>
+ * <li>Each session admits at most {@link Options#concurrentRuns()} runs at once (by default the
+ *     number of available processors; {@link Options#withConcurrentRuns}). A run beyond that waits
+ *     its turn, first come, first served; a virtual thread waits <em>unmounted</em>.</li>
+ * <li>Process-wide, runs pin at most all carriers but one: a virtual thread makes the native call
+ *     itself only while fewer carriers are pinned by runs, and otherwise hands it to a platform
+ *     thread of jdlpack's (daemon, made on demand, gone after a minute idle) and waits unmounted.
+ *     So one carrier is always left to every other virtual thread, on any number of cores, and
+ *     however many sessions run at once. A platform thread always makes the call itself.</li>
+ * </ul>
+ * The hand-off costs a virtual thread's run some microseconds (a platform thread's wake-up and
+ * its own); where that matters, run from platform threads, or from no more virtual threads at
+ * once than carriers less one.
  * {@snippet :
  * OrtCApiSession.Options options = OrtCApiSession.Options.defaults()
  *         .withIntraOpThreads(1)
- *         .withConcurrentRuns(Runtime.getRuntime().availableProcessors() - 1); // one carrier never pinned by a run
+ *         .withConcurrentRuns(8);                             // at most 8 runs of this session at once
  * try (OrtCApiSession session = OrtCApiSession.open(Path.of("model.onnx"), options);
  *      ExecutorService requests = Executors.newVirtualThreadPerTaskExecutor()) {
  *     for (Request request : incoming) {
- *         requests.submit(() -> score(session, request)); // at most 1 run per spare carrier at once; the rest wait unmounted
+ *         requests.submit(() -> score(session, request)); // runs never take the last carrier
  *     }
  * }
  * }
@@ -88,7 +96,7 @@ public final class OrtCApiSession implements AutoCloseable {
      *
      * @param intraOpThreads threads per operator (0: ONNX Runtime's default)
      * @param concurrentRuns the most runs of the session in flight at once, at least 1; more wait
-     *                       their turn (a virtual thread waits unmounted)
+     *                       their turn, first come, first served (a virtual thread waits unmounted)
      */
     public record Options(int intraOpThreads, int concurrentRuns) {
 
@@ -399,26 +407,28 @@ public final class OrtCApiSession implements AutoCloseable {
         return session;
     }
 
+    /** {@return what messages call this session, without its state} */
+    String name() {
+        return name;
+    }
+
     /**
-     * Admits one run: waits for a run slot (unmounted, on a virtual thread), then holds the
-     * session, so that a close waits for the run's end. Pair with {@link #exitRun()}.
+     * Runs {@code call}, one run's native call with its borrows: waits for a run slot (first come,
+     * first served; a virtual thread waits unmounted), holds the session so that a close waits for
+     * the run's end, and makes the call where it cannot starve other virtual threads
+     * ({@link NativeRuns}).
      *
      * @throws IllegalStateException if the session was closed
      */
-    void enterRun() {
+    void admit(NativeRuns.NativeCall call) {
         runSlots.acquireUninterruptibly();
         try {
             lease.borrow(false);
-        } catch (RuntimeException | Error e) {
-            runSlots.release();
-            throw e;
-        }
-    }
-
-    /** Ends a run: the session's hold (releasing it after a close) and the slot. */
-    void exitRun() {
-        try {
-            lease.giveBack();
+            try {
+                NativeRuns.call(call);
+            } finally {
+                lease.giveBack();
+            }
         } finally {
             runSlots.release();
         }
