@@ -26,37 +26,15 @@ import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.internal.HostMemory;
 import org.jdlpack.testsupport.CPeer;
 import org.jdlpack.testsupport.PeerTensor;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The C route: the bound C API, runs of every element type, failures as exceptions, and every native object released once. */
+@ExtendWith(NoOrtObjectLeft.class)
 class OrtCApiSessionTest {
-
-    private long values;
-    private long sessions;
-    private long options;
-    private long infos;
-
-    @BeforeEach
-    void counts() {
-        OrtApi.require();
-        values = OrtApi.LIVE_VALUES.get();
-        sessions = OrtApi.LIVE_SESSIONS.get();
-        options = OrtApi.LIVE_SESSION_OPTIONS.get();
-        infos = OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get();
-    }
-
-    @AfterEach
-    void everythingReleased() {
-        assertThat(OrtApi.LIVE_VALUES.get()).as("OrtValues alive").isEqualTo(values);
-        assertThat(OrtApi.LIVE_SESSIONS.get()).as("OrtSessions alive").isEqualTo(sessions);
-        assertThat(OrtApi.LIVE_SESSION_OPTIONS.get()).as("OrtSessionOptions alive").isEqualTo(options);
-        assertThat(OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get()).as("OrtTensorTypeAndShapeInfos alive").isEqualTo(infos);
-    }
 
     @Test
     void bindsTheLibraryOnnxRuntimeJavaLoadedAtItsVersion() {
