@@ -4,6 +4,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import ai.onnxruntime.OnnxJavaType;
@@ -12,8 +13,16 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
+import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.onnxruntime.AllocatedOutputs;
+import org.jdlpack.onnxruntime.CopiedOutputs;
+import org.jdlpack.onnxruntime.OrtBridge;
+import org.jdlpack.onnxruntime.OrtCApiBinding;
+import org.jdlpack.onnxruntime.OrtCApiRun;
 import org.jdlpack.onnxruntime.OrtCApiSession;
+import org.jdlpack.onnxruntime.OrtCApiTensor;
+import org.jdlpack.onnxruntime.OrtInput;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -21,6 +30,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -30,8 +40,12 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand, in
  * one process over the same memory and the same model ({@code tiny.onnx}: x [2,4] to y [2,3], one
- * intra-op thread): one run with its input and pinned output reused, and making and releasing one
- * input tensor. Run with {@code -prof gc} for the heap bytes per operation.
+ * intra-op thread): one run with its input and pinned output reused, the same through an IOBinding
+ * ({@link OrtCApiBinding}), and making and releasing one input tensor. And an output whose shape
+ * the model decides ({@code nonzero.onnx}: x [N] float32 to y [1, N/2] int64, every other x non-zero),
+ * exported as a DLPack tensor: ONNX Runtime's own value through the C route
+ * ({@link AllocatedOutputs}, no copy) against the Java API's route through the bridge
+ * ({@link CopiedOutputs}, two copies). Run with {@code -prof gc} for the heap bytes per operation.
  *
  * <pre>java --enable-native-access=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar OrtCApiBenchmark -prof gc</pre>
  */
@@ -51,9 +65,12 @@ public class OrtCApiBenchmark {
     private Map<String, OnnxTensor> javaInputs;
     private Map<String, OnnxTensor> javaOutputs;
     private OrtCApiSession cSession;
-    private OrtCApiSession.Tensor xC;
-    private OrtCApiSession.Tensor yC;
-    private OrtCApiSession.Run cRun;
+    private OrtCApiTensor xC;
+    private OrtCApiTensor yC;
+    private OrtCApiRun cRun;
+    private OwnedHostTensor yBound;
+    private OrtCApiTensor yBoundC;
+    private OrtCApiBinding cBinding;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -75,10 +92,16 @@ public class OrtCApiBenchmark {
         xC = OrtCApiSession.tensor(x);
         yC = OrtCApiSession.tensor(y);
         cRun = cSession.prepare(Map.of("x", xC), Map.of("y", yC));
+        yBound = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3); // a bound output is the binding's alone
+        yBoundC = OrtCApiSession.tensor(yBound);
+        cBinding = cSession.bind(Map.of("x", xC), Map.of("y", yBoundC));
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws OrtException {
+        cBinding.close();
+        yBoundC.close();
+        yBound.close();
         cRun.close();
         xC.close();
         yC.close();
@@ -102,6 +125,12 @@ public class OrtCApiBenchmark {
         cRun.run();
     }
 
+    /** The C route through an IOBinding: one {@code RunWithBinding} call, the same input and output bound once. */
+    @Benchmark
+    public void runCApiBinding() {
+        cBinding.run();
+    }
+
     /** ONNX Runtime Java: an OnnxTensor over the input's memory, made and closed. */
     @Benchmark
     public void tensorJavaApi() throws OrtException {
@@ -113,5 +142,72 @@ public class OrtCApiBenchmark {
     @Benchmark
     public void tensorCApi() {
         OrtCApiSession.tensor(x).close();
+    }
+
+    /** A model whose output shape depends on the values, fed the same input by both routes. */
+    @State(Scope.Thread)
+    public static class Dynamic {
+
+        /** Elements of x; half of them non-zero, so y holds N/2 int64 indices. */
+        @Param({"1024", "262144"})
+        public int elements;
+
+        private OwnedHostTensor x;
+        private OrtCApiSession cSession;
+        private OrtCApiTensor xC;
+        private OrtCApiRun cRun;
+        private OrtSession javaSession;
+        private OrtBridge bridge;
+        private OrtInput xJava;
+        private Map<String, OrtInput> javaInputs;
+
+        @Setup(Level.Trial)
+        public void setUp() throws Exception {
+            Path model = Path.of(System.getProperty("jdlpack.nonzero",
+                    "dlpack-onnxruntime/src/test/resources/org/jdlpack/onnxruntime/nonzero.onnx"));
+            float[] values = new float[elements];
+            for (int i = 0; i < elements; i += 2) {
+                values[i] = i + 1;
+            }
+            x = OwnedHostTensor.copyOf(values, elements);
+            cSession = OrtCApiSession.open(model, 1);
+            xC = OrtCApiSession.tensor(x);
+            cRun = cSession.prepare(Map.of("x", xC), Map.of(), Set.of("y"));
+            OrtEnvironment env = OrtEnvironment.getEnvironment();
+            OrtSession.SessionOptions options = new OrtSession.SessionOptions();
+            options.setIntraOpNumThreads(1);
+            javaSession = env.createSession(Files.readAllBytes(model), options);
+            bridge = OrtBridge.of(env);
+            xJava = bridge.input(x);
+            javaInputs = Map.of("x", xJava);
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws OrtException {
+            cRun.close();
+            xC.close();
+            cSession.close();
+            xJava.close();
+            javaSession.close();
+            x.close();
+        }
+    }
+
+    /** The C route: one run, ONNX Runtime's output exported as DLPack over its own memory, then all released. */
+    @Benchmark
+    public long dynamicOutputCApi(Dynamic state) {
+        try (AllocatedOutputs outputs = state.cRun.run();
+             ExportedTensor y = outputs.get("y").export()) {
+            return y.address();
+        }
+    }
+
+    /** The bridge over ONNX Runtime Java: one run, the output copied to the heap and again into an OwnedHostTensor, exported. */
+    @Benchmark
+    public long dynamicOutputCopied(Dynamic state) throws OrtException {
+        try (CopiedOutputs outputs = state.bridge.run(state.javaSession, state.javaInputs, Map.of(), Set.of("y"));
+             ExportedTensor y = outputs.get("y").export()) {
+            return y.address();
+        }
     }
 }

@@ -10,7 +10,6 @@ import java.util.function.UnaryOperator;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.TensorLayout;
-import org.jdlpack.abi.plumbing.NativeAccess;
 
 /**
  * Native host memory reused from tensor to tensor: {@link #take} hands out an
@@ -173,20 +172,15 @@ public final class HostTensorPool implements AutoCloseable {
 
     /**
      * One take of a block: its release puts the block back, and the raw segments its tensor's
-     * views hand out get a scope that ends there (the block's own, the pool's arena, outlives the
-     * tensor). That scope is a shared arena made at the first raw segment asked for, so a tensor
-     * whose raw memory nobody asks for (the accessors, copies, streams and exports need none)
-     * costs no arena and no handshake. Refers to the pool and the block, never to the tensor (the
+     * views hand out get a scope that ends there ({@link RawScope}: the block's own, the pool's
+     * arena, outlives the tensor). Refers to the pool and the block, never to the tensor (the
      * safety net must be able to collect it).
      */
     private static final class Take implements Runnable, UnaryOperator<MemorySegment> {
         private final HostTensorPool pool;
         private final MemorySegment block;
         private final int shift;
-        /** The raw segments' scope, made on demand; guarded by this. */
-        private Arena rawScope;
-        /** Whether the release began; guarded by this: no scope is made after it. */
-        private boolean released;
+        private final RawScope raw = new RawScope("its block is the pool's again");
 
         Take(HostTensorPool pool, MemorySegment block, int shift) {
             this.pool = pool;
@@ -196,42 +190,20 @@ public final class HostTensorPool implements AutoCloseable {
 
         /** {@return {@code segment}, a part of the block, in a scope that ends at this take's release} */
         @Override
-        @SuppressWarnings("restricted") // the same address and size, in a scope that ends before the block's reuse
-        public synchronized MemorySegment apply(MemorySegment segment) {
-            if (released) {
-                throw new IllegalStateException("this pooled tensor was released; its block is the pool's again");
-            }
-            if (rawScope == null) {
-                rawScope = Arena.ofShared();
-            }
-            boolean wasDisabled = NativeAccess.disabled(HostTensorPool.class);
-            MemorySegment scoped;
-            try {
-                scoped = segment.reinterpret(rawScope, null);
-            } catch (IllegalCallerException e) {
-                throw NativeAccess.denied(HostTensorPool.class, e);
-            }
-            NativeAccess.warnIfWasDisabled(HostTensorPool.class, wasDisabled);
-            return scoped;
+        public MemorySegment apply(MemorySegment segment) {
+            return raw.apply(segment);
         }
 
         @Override
         public void run() {
-            Arena scope;
-            synchronized (this) {
-                released = true;
-                scope = rawScope;
-            }
-            if (scope != null) {
-                try {
-                    scope.close(); // the raw segments end here, before the block can be someone else's
-                } catch (IllegalStateException e) {
-                    // A raw segment is held by a call in progress (a downcall, a buffer's I/O): the
-                    // block never returns to the pool, so that the call cannot reach a next taker's data.
-                    pool.release();
-                    throw new IllegalStateException("a raw segment of a pooled tensor was still in use by a call at the "
-                            + "tensor's release; its block of " + (1L << shift) + " bytes is retired, not reused", e);
-                }
+            try {
+                raw.end(); // the raw segments end here, before the block can be someone else's
+            } catch (IllegalStateException e) {
+                // A raw segment is held by a call in progress: the block never returns to the
+                // pool, so that the call cannot reach a next taker's data.
+                pool.release();
+                throw new IllegalStateException("a raw segment of a pooled tensor was still in use by a call at the "
+                        + "tensor's release; its block of " + (1L << shift) + " bytes is retired, not reused", e);
             }
             pool.free[shift - MIN_SHIFT].push(block);
             pool.release();

@@ -61,8 +61,8 @@ public final class OwnedHostTensor implements AutoCloseable {
 
     static {
         // For ONNX Runtime's bridge, which hands memory this tensor owns to ONNX Runtime under a
-        // retain of its own: not public API.
-        HostMemory.install(tensor -> tensor.host.segment);
+        // retain of its own, and makes tensors over the outputs ONNX Runtime allocated: not public API.
+        HostMemory.install(tensor -> tensor.host.segment, OwnedHostTensor::overForeignMemory);
     }
 
     private final TensorSpec spec;
@@ -164,6 +164,21 @@ public final class OwnedHostTensor implements AutoCloseable {
     static OwnedHostTensor overMemoryOnlyReleaseFrees(MemorySegment data, DLDataType dtype, long[] shape, Runnable release,
                                                       UnaryOperator<MemorySegment> scopeRaw) {
         return over(TensorSpec.of(data, dtype, shape), release, false, scopeRaw);
+    }
+
+    /**
+     * A tensor over memory another library allocated and frees only when {@code release} runs
+     * ({@link HostMemory#owning}): owned as a pooled block is, its raw segments scoped to end at
+     * the release, before {@code release} frees the memory (which it then does not, if a call in
+     * progress still holds one).
+     */
+    private static OwnedHostTensor overForeignMemory(MemorySegment data, DLDataType dtype, long[] shape, Runnable release) {
+        Objects.requireNonNull(release, "release");
+        RawScope raw = new RawScope("its memory was given back to the library that allocated it");
+        return overMemoryOnlyReleaseFrees(data, dtype, shape, () -> {
+            raw.end(); // throws, and release() does not run, while a call still holds a raw segment
+            release.run();
+        }, raw);
     }
 
     /**

@@ -1,10 +1,6 @@
 package org.jdlpack.onnxruntime;
 
-import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.NoSuchElementException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jdlpack.cpu.OwnedHostTensor;
 
@@ -16,9 +12,10 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * memory. Pin an output ({@link OrtBridge#output}) whenever its shape is known before the run.
  *
  * <p>Closing closes every tensor (their exports keep their memory alive). Safe to use from any
- * thread.
+ * thread. The C route ({@link OrtCApiSession}) hands such outputs out without either copy
+ * ({@link AllocatedOutputs}).
  */
-public final class CopiedOutputs implements AutoCloseable {
+public final class CopiedOutputs extends NamedOutputs {
 
     /** Why the tensors here are copies. */
     public static final String COPY_REASON = "ONNX Runtime allocated this output itself, and its Java API returns such outputs "
@@ -27,53 +24,12 @@ public final class CopiedOutputs implements AutoCloseable {
     /** No outputs copied. */
     static final CopiedOutputs NONE = new CopiedOutputs(new LinkedHashMap<>());
 
-    private final Map<String, OwnedHostTensor> tensors;
-    private final AtomicBoolean closed = new AtomicBoolean();
-
     CopiedOutputs(LinkedHashMap<String, OwnedHostTensor> tensors) {
-        this.tensors = Collections.unmodifiableMap(tensors);
-    }
-
-    /** {@return the copied outputs by name, in the order ONNX Runtime returned them} */
-    public Map<String, OwnedHostTensor> tensors() {
-        return tensors;
-    }
-
-    /**
-     * The copied output of that name.
-     *
-     * @param name an output name asked for in the run
-     * @return its tensor
-     * @throws NoSuchElementException naming the outputs there are, if there is none of that name
-     */
-    public OwnedHostTensor get(String name) {
-        OwnedHostTensor tensor = tensors.get(name);
-        if (tensor == null) {
-            throw new NoSuchElementException("no copied output named " + name + "; the run copied " + tensors.keySet());
-        }
-        return tensor;
-    }
-
-    /**
-     * Closes every tensor not closed yet; their exports keep their memory alive. Closing again
-     * does nothing.
-     */
-    @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        for (OwnedHostTensor tensor : tensors.values()) {
-            try {
-                tensor.close();
-            } catch (IllegalStateException alreadyClosed) {
-                // closed by its user already: nothing more to drop
-            }
-        }
+        super(tensors, "copied");
     }
 
     @Override
     public String toString() {
-        return "CopiedOutputs" + tensors.keySet();
+        return "CopiedOutputs" + tensors().keySet();
     }
 }

@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The use count behind an {@link OrtInput} or {@link OrtOutput}: runs borrow the object, and its
+ * The use count behind an {@link OrtInput} or {@link OrtOutput} (and the C route's sessions, values
+ * and bindings): runs borrow the object, and its
  * memory is released (the {@code OnnxTensor} closed first, then whatever holds the memory) only
  * when it is closed and no run holds it. A confined lease admits its creating thread only, so a
  * close can never overlap a run; a shared one admits any thread and defers the release of a close
@@ -27,10 +28,20 @@ final class Lease {
     /** Also the safety net's entry for {@link #owner}: whichever of the two runs it first runs it alone. */
     private final Release release;
 
+    /** Why an exclusive borrow was refused while another run holds it: follows the owner's name. */
+    private final String busy;
+
     Lease(boolean shared, Object owner, Release release) {
+        this(shared, owner, release, "is the pinned output of another run that has not finished: ONNX Runtime would write both "
+                + "results into the same memory. Give each concurrent run an output of its own");
+    }
+
+    /** @param busy what a refused exclusive borrow says after the owner's name */
+    Lease(boolean shared, Object owner, Release release, String busy) {
         this.thread = shared ? null : Thread.currentThread();
         this.owner = owner;
         this.release = release;
+        this.busy = busy;
     }
 
     /**
@@ -75,8 +86,7 @@ final class Lease {
                 throw new IllegalStateException(owner + " was closed; create a new one to run with it");
             }
             if ((s & WRITING) != 0 || (exclusive && (s & COUNT) != 0)) {
-                throw new IllegalStateException(owner + " is the pinned output of another run that has not finished: ONNX Runtime "
-                        + "would write both results into the same memory. Give each concurrent run an output of its own");
+                throw new IllegalStateException(owner + " " + busy);
             }
             long next = exclusive ? s | WRITING | 1 : s + 1;
             if (state.compareAndSet(s, next)) {

@@ -9,6 +9,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -71,6 +72,15 @@ final class OrtApi {
     private static final int RELEASE_VALUE = 96;
     private static final int RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = 99;
     private static final int RELEASE_SESSION_OPTIONS = 100;
+    private static final int GET_AVAILABLE_PROVIDERS = 125;
+    private static final int RELEASE_AVAILABLE_PROVIDERS = 126;
+    private static final int RUN_WITH_BINDING = 133;
+    private static final int CREATE_IO_BINDING = 134;
+    private static final int RELEASE_IO_BINDING = 135;
+    private static final int BIND_INPUT = 136;
+    private static final int BIND_OUTPUT = 137;
+    /** The last index bound here: the table is read up to it. */
+    private static final int LAST_USED = BIND_OUTPUT;
 
     private static final FunctionDescriptor STATUS_1 = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG);
     private static final FunctionDescriptor STATUS_2 = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG);
@@ -116,6 +126,14 @@ final class OrtApi {
     private static final MethodHandle RELEASE_VALUE_H = function(RELEASE_VALUE, RELEASE);
     private static final MethodHandle RELEASE_TENSOR_TYPE_AND_SHAPE_INFO_H = function(RELEASE_TENSOR_TYPE_AND_SHAPE_INFO, RELEASE);
     private static final MethodHandle RELEASE_SESSION_OPTIONS_H = function(RELEASE_SESSION_OPTIONS, RELEASE);
+    private static final MethodHandle GET_AVAILABLE_PROVIDERS_H = function(GET_AVAILABLE_PROVIDERS, STATUS_2);
+    private static final MethodHandle RELEASE_AVAILABLE_PROVIDERS_H = function(RELEASE_AVAILABLE_PROVIDERS,
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle RUN_WITH_BINDING_H = function(RUN_WITH_BINDING, STATUS_3);
+    private static final MethodHandle CREATE_IO_BINDING_H = function(CREATE_IO_BINDING, STATUS_2);
+    private static final MethodHandle RELEASE_IO_BINDING_H = function(RELEASE_IO_BINDING, RELEASE);
+    private static final MethodHandle BIND_INPUT_H = function(BIND_INPUT, STATUS_3);
+    private static final MethodHandle BIND_OUTPUT_H = function(BIND_OUTPUT, STATUS_3);
 
     /** Live objects made through this layer, per kind, and statuses released: for the tests' exactly-once checks. */
     static final AtomicLong LIVE_VALUES = new AtomicLong();
@@ -123,6 +141,9 @@ final class OrtApi {
     static final AtomicLong LIVE_MEMORY_INFOS = new AtomicLong();
     static final AtomicLong LIVE_SESSION_OPTIONS = new AtomicLong();
     static final AtomicLong LIVE_TYPE_AND_SHAPE_INFOS = new AtomicLong();
+    static final AtomicLong LIVE_IO_BINDINGS = new AtomicLong();
+    /** Every {@code ReleaseValue} call, so that a test can count one release per value. */
+    static final AtomicLong VALUES_RELEASED = new AtomicLong();
     static final AtomicLong STATUSES_RELEASED = new AtomicLong();
 
     private OrtApi() {
@@ -152,7 +173,7 @@ final class OrtApi {
                         + ", older than this layer needs: its GetApi(" + API_VERSION + ") returned NULL (ORT_API_VERSION "
                         + API_VERSION + " is ONNX Runtime 1.23); use ONNX Runtime 1.23 or later", null);
             }
-            return new Bound(found.library(), version, null, api.reinterpret((RELEASE_SESSION_OPTIONS + 1) * ADDRESS.byteSize()));
+            return new Bound(found.library(), version, null, api.reinterpret((LAST_USED + 1) * ADDRESS.byteSize()));
         } catch (Throwable t) {
             return new Bound(found.library(), null, "binding ONNX Runtime's C API from " + found.library() + " failed: " + t, null);
         }
@@ -391,6 +412,7 @@ final class OrtApi {
         try {
             RELEASE_VALUE_H.invokeExact(value);
             LIVE_VALUES.decrementAndGet();
+            VALUES_RELEASED.incrementAndGet();
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -443,5 +465,94 @@ final class OrtApi {
             throw Downcalls.rethrow(t);
         }
         check(status, "Run");
+    }
+
+    /**
+     * Takes the value ONNX Runtime wrote into slot {@code index} of a run's output array (one it
+     * allocated, for a slot that was NULL), zeroes the slot for the next run, and counts the value
+     * as live: the caller releases it. {@return the value, or 0 where the slot holds none}
+     */
+    static long takeValue(MemorySegment outputs, int index) {
+        long value = outputs.getAtIndex(JAVA_LONG, index);
+        if (value != 0) {
+            outputs.setAtIndex(JAVA_LONG, index, 0);
+            LIVE_VALUES.incrementAndGet();
+        }
+        return value;
+    }
+
+    // ------------------------------------------------------------------ execution providers
+
+    /** {@return the execution providers this build of ONNX Runtime has, such as {@code CPUExecutionProvider}} */
+    static List<String> availableProviders() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment names = arena.allocate(JAVA_LONG);
+            MemorySegment count = arena.allocate(JAVA_INT);
+            check((long) GET_AVAILABLE_PROVIDERS_H.invokeExact(names.address(), count.address()), "GetAvailableProviders");
+            long array = names.get(JAVA_LONG, 0);
+            int n = count.get(JAVA_INT, 0);
+            try {
+                List<String> providers = new ArrayList<>(n);
+                MemorySegment pointers = MemorySegment.ofAddress(array).reinterpret((long) n * ADDRESS.byteSize());
+                for (int i = 0; i < n; i++) {
+                    providers.add(cString(pointers.getAtIndex(JAVA_LONG, i)));
+                }
+                return List.copyOf(providers);
+            } finally {
+                check((long) RELEASE_AVAILABLE_PROVIDERS_H.invokeExact(array, n), "ReleaseAvailableProviders");
+            }
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    // ------------------------------------------------------------------ OrtIoBinding
+
+    static long createIoBinding(long session, MemorySegment out) {
+        try {
+            check((long) CREATE_IO_BINDING_H.invokeExact(session, out.address()), "CreateIoBinding");
+            LIVE_IO_BINDINGS.incrementAndGet();
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    static void releaseIoBinding(long binding) {
+        try {
+            RELEASE_IO_BINDING_H.invokeExact(binding);
+            LIVE_IO_BINDINGS.decrementAndGet();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code BindInput}: the binding keeps its own reference on the value's tensor, over the caller's memory. */
+    static void bindInput(long binding, MemorySegment name, long value) {
+        try {
+            check((long) BIND_INPUT_H.invokeExact(binding, name.address(), value), "BindInput");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code BindOutput}: each run of the binding writes into the value's memory in place. */
+    static void bindOutput(long binding, MemorySegment name, long value) {
+        try {
+            check((long) BIND_OUTPUT_H.invokeExact(binding, name.address(), value), "BindOutput");
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code RunWithBinding}, with the default run options. */
+    static void runWithBinding(long session, long binding) {
+        long status;
+        try {
+            status = (long) RUN_WITH_BINDING_H.invokeExact(session, 0L, binding);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+        check(status, "RunWithBinding");
     }
 }

@@ -15,7 +15,12 @@
  *       copied into exportable tensors.</li>
  *   <li>{@link org.jdlpack.onnxruntime.OrtCApiSession}: the C route, ONNX Runtime's C API through
  *       FFM, for what the Java API cannot do (tensors over 2 GiB, uint16/32/64 and float8, runs
- *       without maps); its failures are {@link org.jdlpack.onnxruntime.OrtStatusException}s.</li>
+ *       without maps, IOBinding, outputs of a shape the model decides without a copy); its
+ *       failures are {@link org.jdlpack.onnxruntime.OrtStatusException}s. Its pieces:
+ *       {@link org.jdlpack.onnxruntime.OrtCApiTensor} (a value over a tensor's memory),
+ *       {@link org.jdlpack.onnxruntime.OrtCApiRun} (a prepared run),
+ *       {@link org.jdlpack.onnxruntime.OrtCApiBinding} (an IOBinding) and
+ *       {@link org.jdlpack.onnxruntime.AllocatedOutputs} (ONNX Runtime's own outputs, exported).</li>
  * </ul>
  *
  * <p>ONNX Runtime reads and writes tensor memory through raw pointers, outside the FFM runtime's

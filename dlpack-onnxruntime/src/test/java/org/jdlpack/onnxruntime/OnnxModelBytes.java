@@ -15,7 +15,31 @@ final class OnnxModelBytes {
 
     /** {@return y = Identity(x), x and y of {@code elementType} (an ONNX TensorProto.DataType) and shape [N]} */
     static byte[] identity(int elementType) {
-        return model(node("Identity", new byte[0]), valueInfo("x", elementType, true), valueInfo("y", elementType, true));
+        return unary("Identity", elementType);
+    }
+
+    /** {@return y = op(x) for a one-input, one-output operator that keeps type and shape (Neg, Abs...), x and y of shape [N]} */
+    static byte[] unary(String op, int elementType) {
+        return model(node(op, new byte[0]), valueInfo("x", elementType, true), valueInfo("y", elementType, true));
+    }
+
+    /** {@return y = op(x) as {@link #unary}, x and y of any shape} */
+    static byte[] unaryAnyShape(String op, int elementType) {
+        return model(node(op, new byte[0]), anyShape("x", elementType), anyShape("y", elementType));
+    }
+
+    /** {@return y = Cast(x, to): x of shape [N] and type {@code from}, y of type {@code to}} */
+    static byte[] cast(int from, int to) {
+        byte[] attribute = concat(string(1, "to"), varint(3, to), varint(20, 2)); // AttributeProto: name, i, type INT
+        return model(node("Cast", message(5, attribute)), valueInfo("x", from, true), valueInfo("y", to, true));
+    }
+
+    /**
+     * {@return y = NonZero(x): the indices of x's non-zero elements, int64 of shape [1, count], the
+     * count decided by the values: an output whose shape is known only after the run}
+     */
+    static byte[] nonZero(int elementType) {
+        return model(node("NonZero", new byte[0]), valueInfo("x", elementType, true), anyShape("y", 7)); // int64
     }
 
     /** {@return y = ReduceMax(x) over every axis, keepdims 0: a scalar of {@code elementType}} */
@@ -32,6 +56,11 @@ final class OnnxModelBytes {
         byte[] shape = vector ? message(2, message(1, string(2, "N"))) : message(2, new byte[0]); // [N] or a scalar
         byte[] tensor = concat(varint(1, elementType), shape); // TypeProto.Tensor: elem_type, shape
         return concat(string(1, name), message(2, message(1, tensor))); // ValueInfoProto: name, type { tensor_type }
+    }
+
+    /** A ValueInfoProto of a tensor with no shape given: any rank, any extents. */
+    private static byte[] anyShape(String name, int elementType) {
+        return concat(string(1, name), message(2, message(1, varint(1, elementType))));
     }
 
     private static byte[] model(byte[] node, byte[] input, byte[] output) {

@@ -29,7 +29,7 @@ class OrtCApiLargeTensorTest {
             MemorySegment xBytes = HostMemory.elements(x);
             assertThat(xBytes.byteSize()).isGreaterThan(Integer.MAX_VALUE);
             xBytes.set(ValueLayout.JAVA_BYTE, n - 3, (byte) 201); // only the end of the tensor holds a non-zero value
-            try (OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x); OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+            try (OrtCApiTensor xt = OrtCApiSession.tensor(x); OrtCApiTensor yt = OrtCApiSession.tensor(y)) {
                 session.run(Map.of("x", xt), Map.of("y", yt));
             }
             assertThat(Byte.toUnsignedInt(HostMemory.elements(y).get(ValueLayout.JAVA_BYTE, 0))).isEqualTo(201);

@@ -2,11 +2,13 @@ package org.jdlpack.onnxruntime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -14,39 +16,25 @@ import java.util.stream.Stream;
 
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.abi.DLDataTypeCode;
+import org.jdlpack.abi.DLDevice;
+import org.jdlpack.abi.DLDeviceType;
+import org.jdlpack.abi.DLTensorFlag;
+import org.jdlpack.abi.ImportedTensor;
+import org.jdlpack.abi.ManagedTensorKind;
+import org.jdlpack.abi.UnsupportedDeviceException;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.internal.HostMemory;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.jdlpack.testsupport.CPeer;
+import org.jdlpack.testsupport.PeerTensor;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The C route: the bound C API, runs of every element type, failures as exceptions, and every native object released once. */
+@ExtendWith(NoOrtObjectLeft.class)
 class OrtCApiSessionTest {
-
-    private long values;
-    private long sessions;
-    private long options;
-    private long infos;
-
-    @BeforeEach
-    void counts() {
-        OrtApi.require();
-        values = OrtApi.LIVE_VALUES.get();
-        sessions = OrtApi.LIVE_SESSIONS.get();
-        options = OrtApi.LIVE_SESSION_OPTIONS.get();
-        infos = OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get();
-    }
-
-    @AfterEach
-    void everythingReleased() {
-        assertThat(OrtApi.LIVE_VALUES.get()).as("OrtValues alive").isEqualTo(values);
-        assertThat(OrtApi.LIVE_SESSIONS.get()).as("OrtSessions alive").isEqualTo(sessions);
-        assertThat(OrtApi.LIVE_SESSION_OPTIONS.get()).as("OrtSessionOptions alive").isEqualTo(options);
-        assertThat(OrtApi.LIVE_TYPE_AND_SHAPE_INFOS.get()).as("OrtTensorTypeAndShapeInfos alive").isEqualTo(infos);
-    }
 
     @Test
     void bindsTheLibraryOnnxRuntimeJavaLoadedAtItsVersion() {
@@ -72,26 +60,97 @@ class OrtCApiSessionTest {
     @MethodSource("types")
     void identityOfEveryTypeReadsTheInputAndWritesThePinnedOutputInPlace(DLDataType dtype, int onnxType) {
         assertThat(OnnxElementTypes.of(dtype)).isEqualTo(onnxType);
+        assertThat(OnnxElementTypes.dtype(onnxType)).as("and back").isEqualTo(dtype);
         int n = 24;
         try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(onnxType), 1);
              OwnedHostTensor x = OwnedHostTensor.allocate(dtype, n);
              OwnedHostTensor y = OwnedHostTensor.allocate(dtype, n)) {
-            MemorySegment xBytes = HostMemory.elements(x);
-            for (long i = 0; i < xBytes.byteSize(); i++) {
-                // valid values of every type: bools 0/1, the rest small bytes (no float8 NaN patterns that ORT could canonicalize)
-                xBytes.set(ValueLayout.JAVA_BYTE, i, (byte) (dtype.code() == DLDataTypeCode.BOOL ? i % 2 : (i * 7 + 1) % 64));
-            }
-            try (OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x); OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+            byte[] xBytes = fill(x, dtype);
+            try (OrtCApiTensor xt = OrtCApiSession.tensor(x); OrtCApiTensor yt = OrtCApiSession.tensor(y)) {
                 session.run(Map.of("x", xt), Map.of("y", yt));
             }
-            assertThat(HostMemory.elements(y).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(xBytes.toArray(ValueLayout.JAVA_BYTE));
+            assertThat(HostMemory.elements(y).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(xBytes);
         }
+    }
+
+    /**
+     * Fills {@code tensor} with valid values of its type, different byte by byte: bools 0/1, the
+     * rest small bytes (no float8 NaN patterns that ONNX Runtime could canonicalize). {@return the bytes}
+     */
+    static byte[] fill(OwnedHostTensor tensor, DLDataType dtype) {
+        MemorySegment bytes = HostMemory.elements(tensor);
+        for (long i = 0; i < bytes.byteSize(); i++) {
+            bytes.set(ValueLayout.JAVA_BYTE, i, (byte) (dtype.code() == DLDataTypeCode.BOOL ? i % 2 : (i * 7 + 1) % 64));
+        }
+        return bytes.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    @Test
+    void aCudaTensorIsRefusedByNameBeforeOnnxRuntimeSeesItAndTheImportIsLeftToItsOwner() {
+        List<String> providers = OrtApi.availableProviders();
+        assertThat(providers).contains("CPUExecutionProvider");
+        assumeFalse(providers.contains("CUDAExecutionProvider"), "this ONNX Runtime has its CUDA provider: " + providers);
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4).device(2).dummyData()); // kDLCUDA, never read
+        long values = OrtApi.LIVE_VALUES.get();
+        try (ImportedTensor onGpu = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer())) {
+            assertThatThrownBy(() -> OrtCApiSession.tensor(onGpu))
+                    .isInstanceOfSatisfying(UnsupportedDeviceException.class,
+                            e -> assertThat(e.device()).isEqualTo(DLDevice.of(DLDeviceType.CUDA, 0)))
+                    .hasMessageContaining("CUDA device memory (kDLCUDA, CUDA:0), refused before ONNX Runtime saw it")
+                    .hasMessageContaining("no CUDA execution provider (GetAvailableProviders: " + providers + ")")
+                    .hasMessageContaining("com.microsoft.onnxruntime:onnxruntime_gpu")
+                    .hasMessageContaining("copy it to host memory first");
+            assertThat(OrtApi.LIVE_VALUES.get()).as("no OrtValue was made over it").isEqualTo(values);
+            assertThat(onGpu.isAlive()).as("left to its owner").isTrue();
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+        CPeer.Produced rocm = peer.make(PeerTensor.versioned().shape(4).device(10).dummyData());
+        try (ImportedTensor onRocm = ImportedTensor.of(ManagedTensorKind.VERSIONED, rocm.pointer())) {
+            assertThatThrownBy(() -> OrtCApiSession.tensor(onRocm)).isInstanceOf(UnsupportedDeviceException.class)
+                    .hasMessageContaining("is on ROCM:0 (DLDevice.device_type 10), which ONNX Runtime's CPU sessions cannot read");
+        }
+    }
+
+    @Test
+    void anImportedHostTensorIsReadInPlaceAndItsDeleterRunsOnceAfterTheValue() {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4)); // float32 [4], the peer's memory
+        peer.fillF32(produced.pointer(), false, 1, 1);
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
+             OwnedHostTensor y = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4);
+             OrtCApiTensor yt = OrtCApiSession.tensor(y)) {
+            ImportedTensor imported = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
+            try (OrtCApiTensor xt = OrtCApiSession.tensor(imported)) {
+                imported.close(); // moved into the value: does nothing
+                session.run(Map.of("x", xt), Map.of("y", yt));
+                assertThat(peer.deleterCalls(produced.id())).as("the value holds the import").isZero();
+            }
+            assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
+            assertThat(HostMemory.elements(y).toArray(ValueLayout.JAVA_FLOAT)).containsExactly(1, 2, 3, 4);
+        }
+    }
+
+    @Test
+    void aReadOnlyTensorIsNoOutput() {
+        CPeer peer = CPeer.get();
+        CPeer.Produced produced = peer.make(PeerTensor.versioned().shape(4).flags(DLTensorFlag.READ_ONLY.mask()));
+        try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
+             OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4);
+             OrtCApiTensor xt = OrtCApiSession.tensor(x);
+             OrtCApiTensor readOnly = OrtCApiSession.tensor(ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer()))) {
+            assertThatThrownBy(() -> session.prepare(Map.of("x", xt), Map.of("y", readOnly)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is READ_ONLY and cannot be the output \"y\"");
+            assertThatThrownBy(() -> session.bind(Map.of("x", xt), Map.of("y", readOnly))).hasMessageContaining("READ_ONLY");
+            session.run(Map.of("x", readOnly), Map.of("y", xt)); // an input it may be
+        }
+        assertThat(peer.deleterCalls(produced.id())).isEqualTo(1);
     }
 
     @Test
     void theValueIsOverTheTensorsOwnMemoryWithItsTypeAndShape() {
         try (OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.UINT64, 3, 5);
-             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
+             OrtCApiTensor xt = OrtCApiSession.tensor(x);
              java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
             assertThat(OrtApi.tensorMutableData(xt.value(), out)).isEqualTo(HostMemory.elements(x).address()); // zero copy
@@ -108,9 +167,9 @@ class OrtCApiSessionTest {
         try (OrtCApiSession session = OrtCApiSession.open(tiny, 1);
              OwnedHostTensor xo = OwnedHostTensor.copyOf(x, 2, 4);
              OwnedHostTensor yo = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3);
-             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(xo);
-             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(yo);
-             OrtCApiSession.Run run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
+             OrtCApiTensor xt = OrtCApiSession.tensor(xo);
+             OrtCApiTensor yt = OrtCApiSession.tensor(yo);
+             OrtCApiRun run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
             assertThat(session.inputNames()).containsExactly("x");
             assertThat(session.outputNames()).containsExactly("y");
             for (int round = 0; round < 3; round++) {
@@ -130,7 +189,7 @@ class OrtCApiSessionTest {
             OwnedHostTensor xo = OwnedHostTensor.copyOf(x, 4);
             OwnedHostTensor yo = OwnedHostTensor.allocate(DLDataType.FLOAT32, 4);
             MemorySegment yElements = HostMemory.elements(yo);
-            try (OrtCApiSession.Tensor xt = OrtCApiSession.tensor(xo); OrtCApiSession.Tensor yt = OrtCApiSession.tensor(yo)) {
+            try (OrtCApiTensor xt = OrtCApiSession.tensor(xo); OrtCApiTensor yt = OrtCApiSession.tensor(yo)) {
                 xo.close(); // the Tensor's hold keeps both memories alive
                 yo.close();
                 session.run(Map.of("x", xt), Map.of("y", yt));
@@ -158,8 +217,8 @@ class OrtCApiSessionTest {
         try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(12), 1);
              OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.UINT32, 4);
              OwnedHostTensor y = OwnedHostTensor.allocate(DLDataType.UINT32, 5);
-             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
-             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+             OrtCApiTensor xt = OrtCApiSession.tensor(x);
+             OrtCApiTensor yt = OrtCApiSession.tensor(y)) {
             assertThatThrownBy(() -> session.run(Map.of("x", xt), Map.of("y", yt)))
                     .isInstanceOfSatisfying(OrtStatusException.class, e -> assertThat(e.call()).isEqualTo("Run"));
         }
@@ -170,8 +229,8 @@ class OrtCApiSessionTest {
         try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(12), 1);
              OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.INT32, 4);
              OwnedHostTensor y = OwnedHostTensor.allocate(DLDataType.UINT32, 4);
-             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
-             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(y)) {
+             OrtCApiTensor xt = OrtCApiSession.tensor(x);
+             OrtCApiTensor yt = OrtCApiSession.tensor(y)) {
             assertThatThrownBy(() -> session.run(Map.of("x", xt), Map.of("y", yt)))
                     .isInstanceOf(OrtStatusException.class).hasMessageContaining("Run");
         }
@@ -182,7 +241,7 @@ class OrtCApiSessionTest {
         try (OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
              OwnedHostTensor complex = OwnedHostTensor.allocate(DLDataType.COMPLEX64, 2);
              OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2);
-             OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x)) {
+             OrtCApiTensor xt = OrtCApiSession.tensor(x)) {
             assertThatThrownBy(() -> OrtCApiSession.tensor(complex)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("complex");
             assertThatThrownBy(() -> session.run(Map.of("z", xt), Map.of("y", xt))).hasMessageContaining("no input \"z\"");
@@ -196,9 +255,9 @@ class OrtCApiSessionTest {
     void closedObjectsAreRefusedBeforeOrtSeesThem() throws Exception {
         OrtCApiSession session = OrtCApiSession.open(OnnxModelBytes.identity(1), 1);
         try (OwnedHostTensor x = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2);
-             OrtCApiSession.Tensor yt = OrtCApiSession.tensor(x)) {
-            OrtCApiSession.Tensor xt = OrtCApiSession.tensor(x);
-            try (OrtCApiSession.Run run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
+             OrtCApiTensor yt = OrtCApiSession.tensor(x)) {
+            OrtCApiTensor xt = OrtCApiSession.tensor(x);
+            try (OrtCApiRun run = session.prepare(Map.of("x", xt), Map.of("y", yt))) {
                 ExecutorService other = Executors.newSingleThreadExecutor();
                 try {
                     assertThat(other.submit(() -> {
@@ -218,7 +277,7 @@ class OrtCApiSessionTest {
             }
             session.close();
             session.close();
-            try (OrtCApiSession.Run run = session.prepare(Map.of("x", yt), Map.of("y", yt))) {
+            try (OrtCApiRun run = session.prepare(Map.of("x", yt), Map.of("y", yt))) {
                 assertThatThrownBy(run::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
             }
         }
