@@ -297,12 +297,14 @@ add("## Reading the figures")
 add("")
 add(open(os.path.join(os.path.dirname(__file__), "notes.md")).read().strip())
 add("")
-# The server section (benchmarks/server/report.py writes it, from `run.sh server`) survives this rewrite.
+# Two sections survive this rewrite: the figures the guides link to (each made by its own command,
+# written by hand) and the server section (benchmarks/server/report.py writes it, from `run.sh server`).
 page = os.path.join(docs, "benchmarks.md")
 old = open(page).read() if os.path.exists(page) else ""
-begin, end = "<!-- server-load:begin -->", "<!-- server-load:end -->"
-if begin in old and end in old:
-    lines += ["", old[old.index(begin): old.index(end) + len(end)]]
+for kept in ("guide-figures", "server-load"):
+    begin, end = f"<!-- {kept}:begin -->", f"<!-- {kept}:end -->"
+    if begin in old and end in old:
+        lines += ["", old[old.index(begin): old.index(end) + len(end)]]
 open(page, "w").write("\n".join(lines))
 
 # The pictures: cost per import against size and copy bandwidth; throughput against threads.

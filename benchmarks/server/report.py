@@ -7,7 +7,7 @@ for docs/benchmarks-server.png (requests/s and p99 against connections, 4 KiB an
     python3 report.py --placeholder DOCS  # the section's skeleton, every figure "pending"
 
 A short run (under 10 s per configuration or under 3 rounds, made to check the script) leaves docs/
-alone: its section, table and plot go to RESULTS (server-section.md, onnxruntime-table.md,
+alone: its section, table and plot go to RESULTS (server-section.md,
 benchmarks-server.png), so that no figure of a short run reaches a page. Every figure is the median over the rounds of load.sh (each round a fresh server process); the
 per-configuration table gives the smallest and largest round too.
 """
@@ -99,7 +99,7 @@ if short:
               "(10 s per configuration, 3 rounds) on a quiet machine.**", ""]
 lines += [
     f"The example server and the servers a user would write instead, on the same machine ({cores} cores, {read('jdk.txt', 'the JDK that run.sh finds')}), "
-    "each answering the same HTTP contract ([the example server](onnxruntime.md#the-example-server)) with the same model "
+    "each answering the same HTTP contract ([the example server](serving.md#the-example-server)) with the same model "
     "(`scorer.onnx`) and ONNX Runtime options (one intra-op and one inter-op thread per session), driven by the same "
     f"[wrk](https://github.com/wg/wrk) script (`benchmarks/server/post.lua`): {seconds} s per configuration after a warm-up, "
     f"one configuration after another, {rounds} round(s), each round a fresh process of every server; the figures are the medians. "
@@ -135,14 +135,12 @@ lines += ["", "Heap allocated per request, bytes (median; the JVM servers only: 
 lines += table("heap_bytes_per_request", 0, only=lambda s: s.startswith(("jdlpack", "ort-java")))
 
 # Which is fastest where.
-fastest = []
 lines += ["", "Fastest per configuration (median requests/s):", ""] + (["- pending"] if placeholder else [])
 for p in PAYLOADS:
     for c in connections:
         ranked = sorted(((median(s, p, c, "rps") or 0, s) for s in servers), reverse=True)
         if ranked and ranked[0][0] > 0:
             best = ranked[0]
-            fastest.append(f"{PAYLOADS[p]}, {c} conn.: {best[1]}")
             second = ranked[1] if len(ranked) > 1 else None
             lines.append(f"- {PAYLOADS[p]}, {c} connection(s): {LABELS.get(best[1], best[1])}, {best[0]:,.0f}/s"
                          + (f", {best[0] / second[0]:.2f}x the next ({LABELS.get(second[1], second[1])})" if second and second[0] > 0 else ""))
@@ -286,32 +284,6 @@ if not text.endswith("\n"):
     text += "\n"
 if not short:
     open(page, "w").write(text)
-
-# docs/onnxruntime.md's table: requests/s at 8 and 64 connections, from the same medians.
-P_BEGIN, P_END = "<!-- server-peers:begin -->", "<!-- server-peers:end -->"
-guide = os.path.join(docs, "onnxruntime.md")
-if os.path.exists(guide):
-    text = open(guide).read()
-    if P_BEGIN in text and P_END in text:
-        cols = [(p, c) for p in PAYLOADS for c in (8, 64) if c in connections]
-        block = [P_BEGIN]
-        if placeholder:
-            block += ["**Figures pending: `bash benchmarks/run.sh server` writes them.**", ""]
-        if short:
-            block += [f"**From a short run ({seconds} s per configuration, {rounds} round(s)) that checked the script: not for claims.**", ""]
-        block += [f"Requests/s, median of {rounds} round(s), {cores} cores:", "",
-                  "| server | " + " | ".join(f"{PAYLOADS[p]}, {c} conn." for p, c in cols) + " |", "|---|" + "---:|" * len(cols)]
-        for s_ in servers:
-            block.append(f"| {LABELS.get(s_, s_)} | " + " | ".join(fmt(median(s_, p, c, "rps")) for p, c in cols) + " |")
-        block += ["", "Fastest per configuration: " + ("; ".join(fastest) or "pending") + ". The NumPy route's requests/s over "
-                  "the default route's (what the embedded interpreter's steps cost): " + "; ".join(gil) + ". Against FastAPI "
-                  f"with {cores} workers: " + "; ".join(fast) + "."]
-        block.append(P_END)
-        text = text[: text.index(P_BEGIN)] + "\n".join(block) + text[text.index(P_END) + len(P_END):]
-        if short:
-            open(os.path.join(results, "onnxruntime-table.md"), "w").write("\n".join(block) + "\n")
-        else:
-            open(guide, "w").write(text)
 
 if placeholder:
     print("wrote the placeholder server section of", page)

@@ -23,7 +23,7 @@ import com.sun.net.httpserver.HttpServer;
 
 /**
  * A benchmark peer of the example inference server, written without jdlpack: the same HTTP contract
- * (see docs/onnxruntime.md, "The example server"), the same JDK {@link HttpServer} with a
+ * (see docs/serving.md, "The example server"), the same JDK {@link HttpServer} with a
  * virtual-thread-per-request executor, the same ONNX Runtime options (one intra-op and one inter-op
  * thread, at most one run per core at a time) and the same {@code GET /stats} counters, so that
  * benchmarks/server/load.sh measures heap per request the same way on both. What differs is the

@@ -1,5 +1,5 @@
 // A benchmark peer of the jdlpack example inference server: Node's http server and onnxruntime-node,
-// the same HTTP contract (docs/onnxruntime.md, "The example server"), the same model and ONNX Runtime
+// the same HTTP contract (docs/serving.md, "The example server"), the same model and ONNX Runtime
 // options (one intra-op and one inter-op thread per session).
 //
 //   node server.js PORT MODEL WORKERS     # WORKERS 1: one process; N: node:cluster with N workers

@@ -1,5 +1,5 @@
 """A benchmark peer of the jdlpack example inference server: FastAPI on uvicorn, onnxruntime and NumPy,
-the same HTTP contract (docs/onnxruntime.md, "The example server"), the same model and ONNX Runtime
+the same HTTP contract (docs/serving.md, "The example server"), the same model and ONNX Runtime
 options (one intra-op and one inter-op thread per session), written as a Python service would be.
 
     python app.py PORT MODEL WORKERS     # WORKERS processes (uvicorn --workers), one session each

@@ -22,6 +22,14 @@ import org.jdlpack.cpu.HostTensorView;
 /**
  * An Arrow vector exported as a DLPack tensor, zero-copy where Arrow's layout is the tensor's.
  *
+ * {@snippet :
+ * try (Float4Vector scores = new Float4Vector("score", allocator)) {
+ *     // ... scores filled, value count set ...
+ *     ExportedTensor tensor = ArrowExport.of(scores).readOnly().export(); // a 1-D float32 tensor over the value buffer
+ *     nativeLibrary.consume(tensor.consume());   // the deleter, when the consumer calls it, gives Arrow its buffer back
+ * }                                              // closing the vector first is safe
+ * }
+ *
  * <ul>
  *   <li>A fixed-width vector ({@code TinyInt}, {@code SmallInt}, {@code Int}, {@code BigInt}, the
  *       {@code UInt} vectors, {@code Float2}, {@code Float4}, {@code Float8}) becomes a 1-D tensor

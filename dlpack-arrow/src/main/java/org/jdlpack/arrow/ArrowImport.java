@@ -30,6 +30,14 @@ import org.jdlpack.cpu.HostTensorView;
 /**
  * DLPack tensors taken into Arrow vectors, zero-copy where the tensor's layout is Arrow's.
  *
+ * {@snippet :
+ * try (ImportedVector column = ArrowImport.into(allocator).named("embedding")
+ *         .importTensor(ManagedTensorKind.VERSIONED, pointer)) {   // a C producer's [rows, 768] float32
+ *     FixedSizeListVector rows = (FixedSizeListVector) column.vector();  // over the producer's memory
+ *     System.out.println(column.copyReason().orElse("zero-copy"));
+ * }                                           // the producer's deleter runs once Arrow releases the memory
+ * }
+ *
  * <p>A CPU tensor (or one in other host-accessible memory) that is compact row-major, 1-D or more,
  * of a type Arrow has ({@code int8..64}, {@code uint8..64}, {@code float16/32/64}), becomes a vector
  * whose value buffer is the tensor's memory, wrapped through Arrow's

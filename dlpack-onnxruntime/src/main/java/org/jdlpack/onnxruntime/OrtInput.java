@@ -13,6 +13,15 @@ import org.jdlpack.abi.TensorLayout;
  * memory that keeps it alive until this object is closed. Made by {@link OrtBridge}'s
  * {@code input} methods; passed to {@link OrtBridge#run}.
  *
+ * {@snippet :
+ * OrtBridge ort = OrtBridge.of(OrtEnvironment.getEnvironment());
+ * try (OrtInput x = ort.input(imported);            // the import moves in: `imported` is dead now
+ *      OrtInput mask = ort.input(view)) {           // a view of memory another thread may free: a copy
+ *     System.out.println(mask.copyReason().orElse("read in place"));
+ *     ort.run(session, Map.of("x", x, "mask", mask), Map.of("y", y));
+ * }                                                 // each OnnxTensor closed first, then the memory let go
+ * }
+ *
  * <p>The {@code OnnxTensor} never leaves this object: ONNX Runtime reads it through a raw
  * pointer, outside the FFM runtime's checks, and does not notice when a closed {@code OnnxTensor}
  * is run, so only {@link OrtBridge#run} hands it to a session, after checking that this input is

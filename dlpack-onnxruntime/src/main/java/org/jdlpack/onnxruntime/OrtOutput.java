@@ -14,6 +14,15 @@ import org.jdlpack.cpu.internal.HostMemory;
  * C, Arrow) without a copy. Made by {@link OrtBridge#output} or {@link OrtBridge#allocateOutput};
  * passed to {@link OrtBridge#run}.
  *
+ * {@snippet :
+ * try (OwnedHostTensor logits = pool.take(DLDataType.FLOAT32, rows, 4);   // a HostTensorPool's block
+ *      OrtOutput out = ort.output(logits)) {                               // ONNX Runtime writes there
+ *     ort.run(session, Map.of("x", x), Map.of("logits", out));
+ *     float first = logits.host().getFloatAt(0, 0);                       // read in place
+ *     nativeLibrary.consume(logits.export().consume());                   // to any DLPack consumer, no copy
+ * }
+ * }
+ *
  * <p>The output holds a reference on the tensor's memory ({@link OwnedHostTensor#retain()}), so the
  * memory outlives an early {@code close()} of the tensor until this output is closed: ONNX
  * Runtime never writes into freed memory. The {@code OnnxTensor} ONNX Runtime writes through

@@ -50,7 +50,7 @@ import org.jdlpack.cpu.TensorStreams;
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
  * {@code -Dserver.port=N}), then
  * {@code curl -s -H 'X-Shape: 1,16' --data-binary @row.bin localhost:8080/classify -o answer.bin} (see
- * docs/onnxruntime.md for making {@code row.bin} and reading the answer).
+ * docs/serving.md for making {@code row.bin} and reading the answer).
  *
  * <p>Thread safety: one instance; each request on its own virtual thread.
  */
