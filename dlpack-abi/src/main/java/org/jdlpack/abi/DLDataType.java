@@ -14,6 +14,8 @@ package org.jdlpack.abi;
  * @param code  the type code
  * @param bits  bits per value, 1 to 255
  * @param lanes values per element, 1 to 65535
+ *
+ * @since 0.1
  */
 public record DLDataType(DLDataTypeCode code, int bits, int lanes) {
 

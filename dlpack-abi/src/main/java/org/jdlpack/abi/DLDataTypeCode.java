@@ -13,6 +13,8 @@ import java.util.Optional;
  * per value, as NumPy and PyTorch write it) or 1 (packed); an opaque handle any positive multiple
  * of 8; each float8 format 8, each float6 format 6 and the float4 format 4. Any other combination
  * is rejected: it could not be decoded correctly. So is a code after the last constant here.
+ *
+ * @since 0.1
  */
 public enum DLDataTypeCode {
     /** {@code kDLInt}: signed two's-complement integer. */

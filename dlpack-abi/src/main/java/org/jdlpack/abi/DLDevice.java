@@ -14,6 +14,8 @@ import java.util.Optional;
  *
  * @param deviceType the {@code device_type} field (a {@code DLDeviceType} value)
  * @param deviceId   the {@code device_id} field
+ *
+ * @since 0.1
  */
 public record DLDevice(int deviceType, int deviceId) {
 

@@ -9,6 +9,8 @@ import java.util.Optional;
  *
  * <p>A {@link DLDevice} keeps the raw code, so a device type added by a newer DLPack is carried
  * through unchanged rather than rejected; {@link #of(int)} tells whether a code is one of these.
+ *
+ * @since 0.1
  */
 public enum DLDeviceType {
     /** {@code kDLCPU}: ordinary host memory. */

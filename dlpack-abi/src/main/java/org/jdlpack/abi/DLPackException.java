@@ -6,6 +6,8 @@ package org.jdlpack.abi;
  *
  * <p>Misuse of the Java API (a closed tensor, a handle consumed twice) is reported with the JDK's
  * {@link IllegalStateException} and {@link IllegalArgumentException} instead.
+ *
+ * @since 0.1
  */
 public class DLPackException extends RuntimeException {
 

@@ -38,6 +38,8 @@ import org.jdlpack.abi.plumbing.ProcessState;
  * <p>Thread safety: any thread. {@link #release()} is synchronized against itself and safe against
  * jdlpack calls on other threads (it then refuses, or the state starts again), but it is meant for
  * the moment nothing runs: a release hook, after the job's tasks have ended.
+ *
+ * @since 0.1
  */
 public final class DLPackRuntime {
 

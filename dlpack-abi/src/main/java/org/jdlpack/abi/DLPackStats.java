@@ -12,6 +12,8 @@ import org.jdlpack.abi.plumbing.Ledger;
  * <p>In a quiet process with no tensors in use, {@link #liveExports()},
  * {@link #exportHeaderBytes()}, {@link #ownedManagedTensors()} and {@link #liveExportOwners()} are
  * 0; anything else is memory somebody still holds.
+ *
+ * @since 0.1
  */
 public final class DLPackStats {
 

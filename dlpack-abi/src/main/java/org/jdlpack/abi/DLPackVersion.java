@@ -14,6 +14,8 @@ package org.jdlpack.abi;
  *
  * @param major the major version, 0 to 2<sup>32</sup>-1
  * @param minor the minor version, 0 to 2<sup>32</sup>-1
+ *
+ * @since 0.1
  */
 public record DLPackVersion(long major, long minor) implements Comparable<DLPackVersion> {
 

@@ -5,6 +5,8 @@ package org.jdlpack.abi;
  *
  * <p>Flags travel as a raw {@code long}; bits this library does not know are carried, not
  * rejected. The legacy {@code DLManagedTensor} has no flags field at all.
+ *
+ * @since 0.1
  */
 public enum DLTensorFlag {
     /** {@code DLPACK_FLAG_BITMASK_READ_ONLY}: the consumer must not write to the data. */

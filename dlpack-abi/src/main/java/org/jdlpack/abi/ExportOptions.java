@@ -22,6 +22,8 @@ import java.util.Objects;
  *                           the spec gives them, on every device
  * @param readOnly           {@code true} to set {@link DLTensorFlag#READ_ONLY} even when the spec
  *                           does not (versioned only)
+ *
+ * @since 0.1
  */
 public record ExportOptions(ManagedTensorKind kind, boolean verbatimByteOffset, boolean readOnly) {
 

@@ -46,6 +46,8 @@ import org.jdlpack.abi.plumbing.OwnerName;
  * }
  *
  * <p>Thread safety: every method may be called from any thread, concurrently.
+ *
+ * @since 0.1
  */
 public final class ExportOwner extends ExportHolder implements AutoCloseable {
 

@@ -32,6 +32,8 @@ import java.util.Objects;
  *
  * <p>Thread safety: every method may be called from any thread; racing consume, import and close
  * calls are decided by one atomic transition, and exactly one of them wins.
+ *
+ * @since 0.1
  */
 public final class ExportedTensor implements AutoCloseable {
 

@@ -21,6 +21,8 @@ import java.util.Objects;
  * </ul>
  *
  * <p>Instances are immutable and safe to share between threads.
+ *
+ * @since 0.1
  */
 public final class ImportLifetime {
 

@@ -69,6 +69,8 @@ import java.util.function.Function;
  * any shared arena, closing fails while another thread is inside a native call that holds one of
  * its segments, and the tensor then stays open; a thread reading a segment while another thread
  * closes the tensor gets an {@link IllegalStateException}.
+ *
+ * @since 0.1
  */
 public final class ImportedTensor implements AutoCloseable {
 

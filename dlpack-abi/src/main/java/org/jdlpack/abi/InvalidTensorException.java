@@ -7,6 +7,8 @@ package org.jdlpack.abi;
  *
  * <p>When this is thrown while importing, the tensor's deleter has already been called: ownership
  * was taken, so nothing leaks.
+ *
+ * @since 0.1
  */
 public class InvalidTensorException extends DLPackException {
 

@@ -8,6 +8,8 @@ package org.jdlpack.abi;
  * carries a version and flags. A pointer alone does not say which struct it points to: the
  * protocol that delivered it does (the Python capsule names {@code dltensor} and
  * {@code dltensor_versioned}, a C function's signature).
+ *
+ * @since 0.1
  */
 public enum ManagedTensorKind {
     /** {@code DLManagedTensorVersioned}, DLPack 1.0 and later. */

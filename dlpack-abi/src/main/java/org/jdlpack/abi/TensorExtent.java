@@ -9,6 +9,8 @@ package org.jdlpack.abi;
  *
  * @param startByte offset of the first reachable byte from {@code data + byte_offset}, at most 0
  * @param byteSize  number of bytes from the first to the last reachable byte, inclusive
+ *
+ * @since 0.1
  */
 public record TensorExtent(long startByte, long byteSize) {
 

@@ -15,6 +15,8 @@ import java.util.Objects;
  *
  * <p>A value: immutable, compared by its fields, safe to share between threads. It is a class and
  * not a record so that its arrays stay private without being copied on every construction.
+ *
+ * @since 0.1
  */
 public final class TensorLayout {
 

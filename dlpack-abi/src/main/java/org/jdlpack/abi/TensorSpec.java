@@ -18,6 +18,8 @@ import java.util.Objects;
  * {@link DLTensorFlag#READ_ONLY} set.
  *
  * <p>Instances are immutable and safe to share between threads.
+ *
+ * @since 0.1
  */
 public final class TensorSpec {
 

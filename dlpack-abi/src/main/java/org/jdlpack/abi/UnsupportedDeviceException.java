@@ -3,6 +3,8 @@ package org.jdlpack.abi;
 /**
  * An operation met a tensor on a device it cannot handle, for example a request for a host memory
  * segment of a CUDA device tensor.
+ *
+ * @since 0.1
  */
 public class UnsupportedDeviceException extends DLPackException {
 

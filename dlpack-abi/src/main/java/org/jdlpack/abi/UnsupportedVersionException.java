@@ -3,6 +3,8 @@ package org.jdlpack.abi;
 /**
  * A versioned managed tensor carries a major version this library does not read. Its deleter has
  * been called (that part of the struct is the same in every version) and nothing else was read.
+ *
+ * @since 0.1
  */
 public class UnsupportedVersionException extends DLPackException {
 

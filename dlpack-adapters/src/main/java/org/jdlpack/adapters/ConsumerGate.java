@@ -28,6 +28,8 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * <p>One instance per check, on one thread; the struct is the caller's owned export. The name
  * of the tensor in messages is made only when a check refuses: an accepted hand-off builds no
  * string (it was 2.5 KB and half the cost of a torch hand-off when built up front).
+ *
+ * @since 0.1
  */
 public final class ConsumerGate {
 

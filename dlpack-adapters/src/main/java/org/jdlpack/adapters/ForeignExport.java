@@ -16,6 +16,8 @@ import org.jdlpack.abi.TensorSpec;
  * exports.
  *
  * <p>Stateless and safe from any thread.
+ *
+ * @since 0.1
  */
 public final class ForeignExport {
 

@@ -60,6 +60,8 @@ import org.jdlpack.cpu.HostTensorView;
  * <p>Instances are immutable and may be used from any thread; exporting reads the vector, so it
  * must not run while another thread modifies or closes that vector (Arrow vectors are not
  * thread-safe).
+ *
+ * @since 0.1
  */
 public final class ArrowExport {
 

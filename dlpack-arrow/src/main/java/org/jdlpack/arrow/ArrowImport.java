@@ -64,6 +64,8 @@ import org.jdlpack.cpu.HostTensorView;
  * bytes.
  *
  * <p>Instances are immutable and may be used from any thread, as the allocator allows.
+ *
+ * @since 0.1
  */
 public final class ArrowImport {
 

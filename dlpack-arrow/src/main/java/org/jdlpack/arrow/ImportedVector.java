@@ -16,6 +16,8 @@ import org.apache.arrow.vector.FieldVector;
  *                   {@code FixedSizeListVector} per extra dimension around one
  * @param copyReason empty when the vector wraps the tensor's memory; else why it holds a copy (the
  *                   producer's deleter has then already run)
+ *
+ * @since 0.1
  */
 public record ImportedVector(FieldVector vector, Optional<String> copyReason) implements AutoCloseable {
 

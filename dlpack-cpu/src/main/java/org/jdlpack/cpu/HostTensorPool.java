@@ -65,6 +65,8 @@ import org.jdlpack.abi.TensorLayout;
  *
  * <p>Thread safety: every method may be called from any thread, concurrently; each size of block
  * has its own lock, held for a push or a pop.
+ *
+ * @since 0.1
  */
 public final class HostTensorPool implements AutoCloseable {
 

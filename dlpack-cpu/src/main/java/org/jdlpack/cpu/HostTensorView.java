@@ -75,6 +75,8 @@ import org.jdlpack.abi.UnsupportedDeviceException;
  * thread checks and the messages that name the tensor; the work is done by package-private
  * static helpers that take only the memory and its layout: {@link RowMajor} (positions and row
  * slices), {@link ElementCodec} (one element's slots), {@link StridedCopy} (bulk copies).
+ *
+ * @since 0.1
  */
 public final class HostTensorView {
 

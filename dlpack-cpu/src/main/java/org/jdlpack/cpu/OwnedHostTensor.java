@@ -53,6 +53,8 @@ import org.jdlpack.cpu.internal.HostMemory;
  *
  * <p>Thread safety: every method may be called from any thread. Element reads and writes through
  * {@link #host()} follow {@link HostTensorView}'s rules.
+ *
+ * @since 0.1
  */
 public final class OwnedHostTensor implements AutoCloseable {
 

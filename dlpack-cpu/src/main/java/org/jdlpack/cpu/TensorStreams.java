@@ -34,6 +34,8 @@ import java.nio.channels.WritableByteChannel;
  *
  * <p>Thread safety: the methods are stateless; a chunk, a stream and a tensor's memory must each be
  * used by one call at a time.
+ *
+ * @since 0.1
  */
 public final class TensorStreams {
 

@@ -6,6 +6,8 @@ import org.jdlpack.abi.DLPackException;
  * A CUDA runtime call failed, or the CUDA runtime is not available. The message carries the
  * error's name, its text and the call: {@code cudaMalloc failed: cudaErrorMemoryAllocation (2): out
  * of memory}.
+ *
+ * @since 0.1
  */
 public class CudaException extends DLPackException {
 

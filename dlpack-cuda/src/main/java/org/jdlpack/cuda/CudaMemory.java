@@ -31,6 +31,8 @@ import org.jdlpack.abi.plumbing.Downcalls;
  * neither reaches freed memory.
  *
  * <p>Thread safety: every method may be called from any thread.
+ *
+ * @since 0.1
  */
 public final class CudaMemory implements AutoCloseable {
 

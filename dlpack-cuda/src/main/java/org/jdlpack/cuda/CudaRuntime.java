@@ -14,6 +14,8 @@ import java.nio.file.Path;
  * <p>Thread safety: all methods may be called from any thread. The CUDA "current device" is
  * per-thread state; jdlpack methods that need a device make it current for their own calls and
  * then make the thread's previous device current again, deleters included.
+ *
+ * @since 0.1
  */
 public final class CudaRuntime {
 

@@ -15,6 +15,8 @@ import org.jdlpack.abi.plumbing.Downcalls;
  *
  * <p>Thread safety: CUDA streams may be used from any thread; so may this class. A close while
  * another thread is inside a call on the stream fails and leaves the stream open.
+ *
+ * @since 0.1
  */
 public final class CudaStream implements AutoCloseable {
 

@@ -35,6 +35,8 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  * <p>Thread safety: methods may be called from any thread (for a tensor imported into a confined
  * arena, only from that arena's thread). Each makes the tensor's device current for its copies and
  * then makes the calling thread's previous device current again.
+ *
+ * @since 0.1
  */
 public final class CudaTensorView {
 

@@ -19,6 +19,8 @@ import java.util.OptionalLong;
  * </ul>
  *
  * <p>Thread safety: stateless; safe from any thread.
+ *
+ * @since 0.1
  */
 public final class StreamContract {
 

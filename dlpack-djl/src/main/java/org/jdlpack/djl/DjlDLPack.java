@@ -67,6 +67,8 @@ import org.jdlpack.libtorch.TorchExport;
  * <p>Thread safety: one instance per process, safe from any thread, virtual threads included
  * (every call is a short downcall that holds no native state between calls). DJL's own rules for
  * its arrays and managers still hold.
+ *
+ * @since 0.1
  */
 public final class DjlDLPack {
 

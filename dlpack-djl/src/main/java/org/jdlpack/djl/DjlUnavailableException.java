@@ -7,6 +7,8 @@ import org.jdlpack.abi.DLPackException;
  * libtorch was not found among the libraries mapped into this process, an entry point is missing
  * from it, or the platform's C++ ABI is not the Itanium ABI (Windows). The message says which,
  * and what to do.
+ *
+ * @since 0.1
  */
 public final class DjlUnavailableException extends DLPackException {
 

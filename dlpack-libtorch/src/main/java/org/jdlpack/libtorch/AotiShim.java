@@ -27,6 +27,8 @@ import org.jdlpack.abi.plumbing.SymbolTable;
  * <p>An instance wraps the functions one adapter bound from its own libtorch (see
  * {@link #functions}); this class holds no libtorch itself, so that the 2.7.1 and 2.10 builds
  * never meet in one class. Immutable and safe from any thread.
+ *
+ * @since 0.1
  */
 public final class AotiShim {
 

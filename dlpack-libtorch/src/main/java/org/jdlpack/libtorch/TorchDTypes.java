@@ -22,6 +22,8 @@ import org.jdlpack.abi.DLDataTypeCode;
  * {@code at::toScalarType} throws for them.
  *
  * <p>Immutable; safe from any thread.
+ *
+ * @since 0.1
  */
 public final class TorchDTypes {
 

@@ -18,6 +18,8 @@ import org.jdlpack.adapters.ForeignExport;
  * adapter has checked the device and the type before.
  *
  * <p>Stateless and safe from any thread.
+ *
+ * @since 0.1
  */
 public final class TorchExport {
 

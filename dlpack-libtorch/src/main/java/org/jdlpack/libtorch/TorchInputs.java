@@ -23,6 +23,8 @@ import org.jdlpack.adapters.ConsumerGate;
  * @param dtypes         the types the release converts
  * @param stridesNeeded  whether a NULL {@code strides} is refused (2.7.1 reads the array; 2.10 takes NULL as compact)
  * @param byteOffsetRule given the element size, says what {@code byte_offset} is taken (after "byte_offset is N; ")
+ *
+ * @since 0.1
  */
 public record TorchInputs(String release, String build, TorchDTypes dtypes, boolean stridesNeeded,
                           LongFunction<String> byteOffsetRule) {

@@ -24,6 +24,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * }
  *
  * <p>Closing closes every tensor (exports keep their value alive). Safe to use from any thread.
+ *
+ * @since 0.1
  */
 public final class AllocatedOutputs extends NamedOutputs {
 

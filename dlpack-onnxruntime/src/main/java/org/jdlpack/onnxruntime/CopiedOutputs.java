@@ -14,6 +14,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * <p>Closing closes every tensor (their exports keep their memory alive). Safe to use from any
  * thread. The C route ({@link OrtCApiSession}) hands such outputs out without either copy
  * ({@link AllocatedOutputs}).
+ *
+ * @since 0.1
  */
 public final class CopiedOutputs extends NamedOutputs {
 

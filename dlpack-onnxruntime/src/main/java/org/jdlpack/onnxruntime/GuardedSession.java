@@ -37,6 +37,8 @@ import ai.onnxruntime.OrtSession;
  *
  * <p>Thread safety: every method may be called from any thread. A run costs two atomic updates of
  * one counter more than an unguarded one (see docs/onnxruntime.md for the figure).
+ *
+ * @since 0.1
  */
 public final class GuardedSession implements AutoCloseable {
 

@@ -99,6 +99,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * An input or output that becomes unreachable unclosed is released by the safety net after garbage
  * collection (its {@code OnnxTensor}, then its hold on the memory) and reported as a leak by its
  * own name, counted in {@link org.jdlpack.abi.DLPackStats#leaksReported()}.
+ *
+ * @since 0.1
  */
 public final class OrtBridge {
 

@@ -33,6 +33,8 @@ import java.util.Map;
  * refused: both would write the same outputs; give each thread a binding of its own). A
  * {@link #close()} during a run takes effect when that run ends. A binding forgotten unclosed is
  * released by the safety net and reported as a leak.
+ *
+ * @since 0.1
  */
 public final class OrtCApiBinding implements AutoCloseable {
 

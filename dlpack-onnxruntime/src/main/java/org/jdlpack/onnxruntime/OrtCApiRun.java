@@ -26,6 +26,8 @@ import java.util.Objects;
  *     }
  * }
  * }
+ *
+ * @since 0.1
  */
 public final class OrtCApiRun implements AutoCloseable {
 

@@ -79,6 +79,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * any thread, one run at a time. A session, tensor or binding forgotten unclosed is released by
  * the safety net after garbage collection and reported as a leak. Failures of ONNX Runtime are
  * {@link OrtStatusException}s naming the C API call.
+ *
+ * @since 0.1
  */
 public final class OrtCApiSession implements AutoCloseable {
 

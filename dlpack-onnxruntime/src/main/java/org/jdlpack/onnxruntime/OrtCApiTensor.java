@@ -36,6 +36,8 @@ import org.jdlpack.cpu.internal.HostMemory;
  * device the CPU cannot read (CUDA) is refused before any C call could reach it, naming the device
  * and whether this ONNX Runtime has a CUDA execution provider. A value forgotten unclosed is
  * released by the safety net and reported as a leak. Thread safety: any thread.
+ *
+ * @since 0.1
  */
 public final class OrtCApiTensor implements AutoCloseable {
 

@@ -38,6 +38,8 @@ import org.jdlpack.abi.TensorLayout;
  * reported as a leak by its own name ({@code OrtInput[... from OwnedHostTensor[...]]}), with its
  * creation site when leak tracking is on. What a confined input holds in its thread's arenas (a
  * moved import, a copy) cannot be released from the safety net's thread: close inputs.
+ *
+ * @since 0.1
  */
 public final class OrtInput implements AutoCloseable {
 

@@ -34,6 +34,8 @@ import org.jdlpack.cpu.internal.HostMemory;
  *
  * <p>An output forgotten unclosed is released by the safety net after garbage collection and
  * reported as a leak by its own name ({@code OrtOutput[... in OwnedHostTensor[...]]}).
+ *
+ * @since 0.1
  */
 public final class OrtOutput implements AutoCloseable {
 

@@ -11,6 +11,8 @@ package org.jdlpack.onnxruntime;
  *     System.err.println(e.call() + " failed: " + e.codeName());
  * }
  * }
+ *
+ * @since 0.1
  */
 public final class OrtStatusException extends RuntimeException {
 

@@ -27,6 +27,8 @@ import org.jdlpack.abi.plumbing.Downcalls;
  * <p>Thread safety: every method may be called from any thread; transfers go through the
  * context's in-order queue. A close while another thread is inside an OpenCL call on this buffer
  * fails and leaves the buffer open.
+ *
+ * @since 0.1
  */
 public final class OpenCLBuffer implements AutoCloseable {
 

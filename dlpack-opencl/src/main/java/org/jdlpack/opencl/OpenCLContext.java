@@ -17,6 +17,8 @@ import org.jdlpack.abi.plumbing.Downcalls;
  * <p>Thread safety: OpenCL contexts and queues are thread-safe, and so is this class; commands
  * from several threads are serialised by the in-order queue. A close while another thread is
  * inside an OpenCL call on this context fails and leaves the context open.
+ *
+ * @since 0.1
  */
 public final class OpenCLContext implements AutoCloseable {
 

@@ -21,6 +21,8 @@ import org.jdlpack.abi.DLDeviceType;
  * @param version      the device's {@code CL_DEVICE_VERSION}
  * @param platform     the {@code cl_platform_id}
  * @param device       the {@code cl_device_id}
+ *
+ * @since 0.1
  */
 public record OpenCLDevice(int deviceId, String platformName, String name, String version, MemorySegment platform,
                            MemorySegment device) {

@@ -15,6 +15,8 @@ import java.util.List;
  * applies an explicit order instead.
  *
  * <p>Thread safety: all methods may be called from any thread.
+ *
+ * @since 0.1
  */
 public final class OpenCLDevices {
 

@@ -5,6 +5,8 @@ import org.jdlpack.abi.DLPackException;
 /**
  * An OpenCL call failed, or OpenCL is not available. The message names the call and the error
  * ({@code clEnqueueReadBuffer failed: CL_INVALID_MEM_OBJECT (-38)}).
+ *
+ * @since 0.1
  */
 public class OpenCLException extends DLPackException {
 

@@ -22,6 +22,8 @@ import org.jdlpack.abi.plumbing.Downcalls;
  * <p>Thread safety: OpenCL kernels are not safe to configure from several threads at once, so
  * {@link #run} is synchronized. A close while another thread is inside an OpenCL call of
  * {@link #run} fails and leaves the kernel open.
+ *
+ * @since 0.1
  */
 public final class OpenCLKernel implements AutoCloseable {
 

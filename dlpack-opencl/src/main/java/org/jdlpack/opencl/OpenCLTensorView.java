@@ -40,6 +40,8 @@ import org.jdlpack.cpu.internal.StridedTransfer;
  *
  * <p>Thread safety: methods may be called from any thread (for a tensor imported into a confined
  * arena, only from that arena's thread).
+ *
+ * @since 0.1
  */
 public final class OpenCLTensorView {
 

@@ -38,6 +38,8 @@ import org.jdlpack.python.internal.bridge.CpuSource;
  * without the GIL; implementations must be safe to call from any thread. It runs inside an upcall
  * from Python, so when that thread is a Java virtual thread it is pinned to its carrier until
  * {@code export} returns: an export that blocks holds the carrier meanwhile.
+ *
+ * @since 0.1
  */
 public interface DLPackSource {
 

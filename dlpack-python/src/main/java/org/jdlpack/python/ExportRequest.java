@@ -27,6 +27,8 @@ import org.jdlpack.abi.ManagedTensorKind;
  * @param stream the consumer's {@code stream} argument, empty for None; for CUDA its meaning is the
  *               array-API stream contract ({@code org.jdlpack.cuda.StreamContract})
  * @param copy   the consumer's {@code copy} argument
+ *
+ * @since 0.1
  */
 public record ExportRequest(ManagedTensorKind kind, OptionalLong stream, Copy copy) {
 

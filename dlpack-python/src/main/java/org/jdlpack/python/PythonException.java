@@ -6,6 +6,8 @@ package org.jdlpack.python;
  * exception itself, its type and message.
  *
  * <p>Thread safety: immutable.
+ *
+ * @since 0.1
  */
 public final class PythonException extends RuntimeException {
 

@@ -36,6 +36,8 @@ import org.jdlpack.python.internal.objects.PythonStrings;
  *
  * <p>Thread safety: may be used from any thread, virtual threads included (every use takes the
  * GIL), but must not be closed while another thread is still passing it to Python.
+ *
+ * @since 0.1
  */
 public final class PythonObject implements AutoCloseable {
 

@@ -70,6 +70,8 @@ import org.jdlpack.python.internal.objects.PythonError;
  *
  * <p>Thread safety: every method may be called from any thread, virtual threads included, and
  * concurrently; calls run one at a time in Python (the GIL).
+ *
+ * @since 0.1
  */
 public final class PythonRuntime {
 

@@ -6,6 +6,8 @@ package org.jdlpack.python;
  * install.
  *
  * <p>Thread safety: immutable.
+ *
+ * @since 0.1
  */
 public final class PythonUnavailableException extends RuntimeException {
 

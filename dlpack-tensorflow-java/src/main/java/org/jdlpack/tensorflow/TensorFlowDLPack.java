@@ -53,6 +53,8 @@ import org.tensorflow.types.family.TType;
  * <p>Thread safety: one instance per process, safe from any thread, virtual threads included
  * (every call is a short downcall that holds no native state between calls). A {@code Tensor}
  * must not be closed while another thread exports it.
+ *
+ * @since 0.1
  */
 public final class TensorFlowDLPack {
 

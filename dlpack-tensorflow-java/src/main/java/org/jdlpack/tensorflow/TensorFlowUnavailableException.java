@@ -7,6 +7,8 @@ import org.jdlpack.abi.DLPackException;
  * missing, an entry point is missing from the library, TensorFlow Java's package-private tensor
  * handle cannot be reached (the module is not opened), or the platform's C++ ABI is not the
  * Itanium ABI (Windows). The message says which, and what to do.
+ *
+ * @since 0.1
  */
 public final class TensorFlowUnavailableException extends DLPackException {
 

@@ -6,6 +6,8 @@ import java.lang.System.Logger.Level;
 /**
  * Reports problems through {@link System.Logger} (logger name {@code org.jdlpack}), so users need
  * no logging dependency. Safe to call from an upcall: it never throws.
+ *
+ * @since 0.1
  */
 public final class Diagnostics {
 

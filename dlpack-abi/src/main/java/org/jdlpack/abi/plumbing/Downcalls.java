@@ -18,6 +18,8 @@ import java.util.function.Supplier;
  * call shape both libraries use, and native handles bound to a lifetime.
  *
  * <p>Everything here is stateless and safe from any thread.
+ *
+ * @since 0.1
  */
 @SuppressWarnings("restricted")
 public final class Downcalls {

@@ -44,6 +44,8 @@ import org.jdlpack.abi.stripes.ThreadStripes;
  * <p>Thread safety: every method may be called from any thread. Registering and settling an entry
  * take only the registering thread's stripe lock, for a few link updates: nothing that waits for
  * another thread's work, so a virtual thread holding a per-thread native state stays mounted.
+ *
+ * @since 0.1
  */
 public final class Ledger {
 

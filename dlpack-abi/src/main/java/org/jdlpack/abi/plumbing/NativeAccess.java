@@ -12,6 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code --illegal-native-access=deny}). Neither message says what to pass for the way jdlpack
  * was loaded, so this class says it: the module name on the module path, {@code ALL-UNNAMED} on
  * the class path.
+ *
+ * @since 0.1
  */
 public final class NativeAccess {
 

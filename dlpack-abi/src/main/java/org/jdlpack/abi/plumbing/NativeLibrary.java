@@ -22,6 +22,8 @@ import java.util.function.Function;
  * that the module still loads and can say what is missing.
  *
  * <p>Immutable and safe from any thread.
+ *
+ * @since 0.1
  */
 @SuppressWarnings("restricted")
 public final class NativeLibrary {

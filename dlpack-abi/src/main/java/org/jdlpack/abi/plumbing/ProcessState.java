@@ -9,6 +9,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A module registers its state when it starts it.
  *
  * <p>Thread safety: any thread.
+ *
+ * @since 0.1
  */
 public final class ProcessState {
 

@@ -24,6 +24,8 @@ import java.util.function.Function;
  * its own by soname, this binds only what the caller found loaded.
  *
  * <p>Immutable and safe from any thread.
+ *
+ * @since 0.1
  */
 @SuppressWarnings("restricted")
 public final class SymbolTable {

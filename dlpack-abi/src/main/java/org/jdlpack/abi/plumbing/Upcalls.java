@@ -21,6 +21,8 @@ import java.lang.invoke.MutableCallSite;
  * <p>Every target must never throw: an exception leaving an upcall ends the JVM. Thread safety:
  * {@link #stub} may be called from any thread; {@link #close()} once, when nothing can call the
  * stubs.
+ *
+ * @since 0.1
  */
 @SuppressWarnings("restricted")
 public final class Upcalls implements AutoCloseable {

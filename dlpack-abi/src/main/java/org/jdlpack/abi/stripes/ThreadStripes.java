@@ -5,6 +5,8 @@ package org.jdlpack.abi.stripes;
  * (free slots, the header quarantine, the ledger's lists) is split into parts that different
  * threads rarely share: a single shared
  * cache line made every export a cache miss as soon as two threads exported at once.
+ *
+ * @since 0.1
  */
 public final class ThreadStripes {
 

@@ -4,6 +4,8 @@ package org.jdlpack.cpu.rows;
  * A row-major cursor over the rows of a strided tensor: runs of {@link #length()} elements along
  * the last dimension, {@link #stride()} elements apart. It starts at the first row; one instance
  * serves one walk, on one thread. Every strided copy in jdlpack walks its elements with it.
+ *
+ * @since 0.1
  */
 public final class RowCursor {
 

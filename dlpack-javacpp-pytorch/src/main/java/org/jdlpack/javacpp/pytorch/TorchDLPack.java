@@ -54,6 +54,8 @@ import org.jdlpack.libtorch.TorchExport;
  *
  * <p>Thread safety: one instance per process, safe from any thread, virtual threads included
  * (every call is a short downcall that holds no native state between calls).
+ *
+ * @since 0.1
  */
 public final class TorchDLPack {
 
