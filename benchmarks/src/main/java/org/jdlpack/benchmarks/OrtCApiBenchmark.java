@@ -13,7 +13,10 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.cpu.OwnedHostTensor;
+import org.jdlpack.onnxruntime.OrtBridge;
 import org.jdlpack.onnxruntime.OrtCApiSession;
+import org.jdlpack.onnxruntime.OrtInput;
+import org.jdlpack.onnxruntime.OrtOutput;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -28,10 +31,13 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand, in
- * one process over the same memory and the same model ({@code tiny.onnx}: x [2,4] to y [2,3], one
- * intra-op thread): one run with its input and pinned output reused, and making and releasing one
- * input tensor. Run with {@code -prof gc} for the heap bytes per operation.
+ * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand and
+ * against {@link OrtBridge} over ONNX Runtime Java, in one process over the same memory and the
+ * same model ({@code tiny.onnx}: x [2,4] to y [2,3], one intra-op thread): one run with its input
+ * and pinned output reused (the C route with its run prepared once, and with a run prepared per
+ * call as the example server's slots do), and making and releasing one input tensor. Run with
+ * {@code -prof gc} for the heap bytes per operation; {@link HandOffCpuTime} runs the same methods
+ * in thread CPU time, the routes taking turns.
  *
  * <pre>java --enable-native-access=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar OrtCApiBenchmark -prof gc</pre>
  */
@@ -54,6 +60,13 @@ public class OrtCApiBenchmark {
     private OrtCApiSession.Tensor xC;
     private OrtCApiSession.Tensor yC;
     private OrtCApiSession.Run cRun;
+    private Map<String, OrtCApiSession.Tensor> cInputs;
+    private Map<String, OrtCApiSession.Tensor> cOutputs;
+    private OrtBridge bridge;
+    private OrtInput xBridge;
+    private OrtOutput yBridge;
+    private Map<String, OrtInput> bridgeInputs;
+    private Map<String, OrtOutput> bridgeOutputs;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -74,11 +87,21 @@ public class OrtCApiBenchmark {
         cSession = OrtCApiSession.open(model, 1);
         xC = OrtCApiSession.tensor(x);
         yC = OrtCApiSession.tensor(y);
-        cRun = cSession.prepare(Map.of("x", xC), Map.of("y", yC));
+        cInputs = Map.of("x", xC);
+        cOutputs = Map.of("y", yC);
+        cRun = cSession.prepare(cInputs, cOutputs);
+        // As the example server's Java-API route: zero-copy only, shared (a slot moves between threads).
+        bridge = OrtBridge.of(env).zeroCopyOnly().shared();
+        xBridge = bridge.input(x);
+        yBridge = bridge.output(y);
+        bridgeInputs = Map.of("x", xBridge);
+        bridgeOutputs = Map.of("y", yBridge);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws OrtException {
+        xBridge.close();
+        yBridge.close();
         cRun.close();
         xC.close();
         yC.close();
@@ -100,6 +123,22 @@ public class OrtCApiBenchmark {
     @Benchmark
     public void runCApi() {
         cRun.run();
+    }
+
+    /**
+     * The C route as the example server runs a slot: the tensors and maps reused, the {@code Run}
+     * prepared and closed per call ({@link OrtCApiSession#run(Map, Map)}), since a prepared run
+     * belongs to the thread that made it and each request has a virtual thread of its own.
+     */
+    @Benchmark
+    public void runCApiPreparedPerRun() {
+        cSession.run(cInputs, cOutputs);
+    }
+
+    /** The bridge over ONNX Runtime Java: the reused input and output of a shared, zero-copy-only {@link OrtBridge}. */
+    @Benchmark
+    public void runBridge() throws OrtException {
+        bridge.run(javaSession, bridgeInputs, bridgeOutputs);
     }
 
     /** ONNX Runtime Java: an OnnxTensor over the input's memory, made and closed. */
