@@ -12,7 +12,10 @@
 #                                   # ROUNDS=3 rounds, then an endurance run of ENDURANCE_SECONDS (default
 #                                   # 300, 0 skips it) on each jdlpack route; about an hour with the
 #                                   # defaults on a quiet 2-core machine. A peer whose runtime is
-#                                   # missing is skipped, saying what to install.
+#                                   # missing is skipped, saying what to install. SERVERS="..." picks
+#                                   # servers (benchmarks/server/load.sh lists them): jdlpack-ortjava is
+#                                   # the default route on ONNX Runtime Java (-Dserver.ort=java) instead
+#                                   # of the C API; CONNECTIONS="8 64" and ROUNDS=N narrow the run.
 #
 # Needs what the tests need (gcc, python3 with NumPy, a JDK >= 22) plus gnuplot for the plots.
 #

@@ -11,8 +11,10 @@
 # docs/benchmarks.md and docs/benchmarks-server.png (benchmarks/server/report.py).
 #
 # Servers (SERVERS="..." runs a subset, in that order):
-#   jdlpack          the example server's default route, POST /classify
+#   jdlpack          the example server's default route, POST /classify, on ONNX Runtime's C API (its default)
 #   jdlpack-numpy    the example server's NumPy route, POST /classify?route=numpy
+#   jdlpack-ortjava  the default route on ONNX Runtime Java's OrtSession through OrtBridge (-Dserver.ort=java),
+#                    the route before issue 44; not in the default list: SERVERS="jdlpack jdlpack-ortjava ort-java-expert"
 #   ort-java-expert  ONNX Runtime Java by hand: pooled direct buffers, pinned outputs (peers/java)
 #   ort-java-tutorial ONNX Runtime Java with arrays (peers/java)
 #   node-1, node-N   Node + onnxruntime-node, one process / one worker per core (peers/node)

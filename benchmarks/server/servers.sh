@@ -19,6 +19,7 @@ query_of() { local r; r="$(route_of "$1")"; [ -z "$r" ] || echo "?route=$r"; }
 prepare() {
   case "$1" in
     jdlpack | jdlpack-numpy) python3 -c 'import numpy' || { echo "python3 with NumPy is missing: pip install numpy"; return 1; } ;;
+    jdlpack-ortjava) ;; # the default route, on ONNX Runtime Java's API: Java alone
     ort-java-*)
       if [ ! -f "$peer_classes/PeerServer.class" ] || [ -n "$(find "$here/peers/java" -newer "$peer_classes/PeerServer.class")" ]; then
         rm -rf "$peer_classes"
@@ -74,9 +75,10 @@ start_server() {
   read -r -a jvm <<<"${JVM_OPTIONS:--Xms2g -Xmx2g}"
   local -a command
   case "$server" in
-    jdlpack | jdlpack-numpy)
+    jdlpack | jdlpack-numpy | jdlpack-ortjava)
+      # -Dserver.ort: which ONNX Runtime API the example server runs on (c, its default, or java).
       command=("$java" --enable-native-access=ALL-UNNAMED "${jvm[@]}" -Xlog:gc:file="$results/gc-$3.log" -Dserver.port="$port"
-        -cp "$classpath" org.jdlpack.examples.server.InferenceServer) ;;
+        -Dserver.ort="$([ "$server" = jdlpack-ortjava ] && echo java || echo c)" -cp "$classpath" org.jdlpack.examples.server.InferenceServer) ;;
     ort-java-expert | ort-java-tutorial)
       command=("$java" "${jvm[@]}" -Xlog:gc:file="$results/gc-$3.log" -cp "$peer_classes:$classpath" PeerServer
         "${server#ort-java-}" "$port" "$model") ;;

@@ -23,6 +23,7 @@ import org.jdlpack.onnxruntime.OrtCApiRun;
 import org.jdlpack.onnxruntime.OrtCApiSession;
 import org.jdlpack.onnxruntime.OrtCApiTensor;
 import org.jdlpack.onnxruntime.OrtInput;
+import org.jdlpack.onnxruntime.OrtOutput;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -38,14 +39,17 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand, in
- * one process over the same memory and the same model ({@code tiny.onnx}: x [2,4] to y [2,3], one
- * intra-op thread): one run with its input and pinned output reused, the same through an IOBinding
- * ({@link OrtCApiBinding}), and making and releasing one input tensor. And an output whose shape
- * the model decides ({@code nonzero.onnx}: x [N] float32 to y [1, N/2] int64, every other x non-zero),
- * exported as a DLPack tensor: ONNX Runtime's own value through the C route
- * ({@link AllocatedOutputs}, no copy) against the Java API's route through the bridge
- * ({@link CopiedOutputs}, two copies). Run with {@code -prof gc} for the heap bytes per operation.
+ * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand and
+ * against {@link OrtBridge} over ONNX Runtime Java, in one process over the same memory and the
+ * same model ({@code tiny.onnx}: x [2,4] to y [2,3], one intra-op thread): one run with its input
+ * and pinned output reused (the C route with its run prepared once, with a run prepared per call
+ * as the example server's slots do, and through an IOBinding, {@link OrtCApiBinding}), and making
+ * and releasing one input tensor. And an output whose shape the model decides
+ * ({@code nonzero.onnx}: x [N] float32 to y [1, N/2] int64, every other x non-zero), exported as
+ * a DLPack tensor: ONNX Runtime's own value through the C route ({@link AllocatedOutputs}, no
+ * copy) against the Java API's route through the bridge ({@link CopiedOutputs}, two copies). Run
+ * with {@code -prof gc} for the heap bytes per operation; {@link HandOffCpuTime} runs the same
+ * methods in thread CPU time, the routes taking turns.
  *
  * <pre>java --enable-native-access=ALL-UNNAMED -jar benchmarks/target/benchmarks.jar OrtCApiBenchmark -prof gc</pre>
  */
@@ -71,6 +75,13 @@ public class OrtCApiBenchmark {
     private OwnedHostTensor yBound;
     private OrtCApiTensor yBoundC;
     private OrtCApiBinding cBinding;
+    private Map<String, OrtCApiTensor> cInputs;
+    private Map<String, OrtCApiTensor> cOutputs;
+    private OrtBridge bridge;
+    private OrtInput xBridge;
+    private OrtOutput yBridge;
+    private Map<String, OrtInput> bridgeInputs;
+    private Map<String, OrtOutput> bridgeOutputs;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -91,10 +102,18 @@ public class OrtCApiBenchmark {
         cSession = OrtCApiSession.open(model, 1);
         xC = OrtCApiSession.tensor(x);
         yC = OrtCApiSession.tensor(y);
-        cRun = cSession.prepare(Map.of("x", xC), Map.of("y", yC));
+        cInputs = Map.of("x", xC);
+        cOutputs = Map.of("y", yC);
+        cRun = cSession.prepare(cInputs, cOutputs);
         yBound = OwnedHostTensor.allocate(DLDataType.FLOAT32, 2, 3); // a bound output is the binding's alone
         yBoundC = OrtCApiSession.tensor(yBound);
         cBinding = cSession.bind(Map.of("x", xC), Map.of("y", yBoundC));
+        // As the example server's Java-API route: zero-copy only, shared (a slot moves between threads).
+        bridge = OrtBridge.of(env).zeroCopyOnly().shared();
+        xBridge = bridge.input(x);
+        yBridge = bridge.output(y);
+        bridgeInputs = Map.of("x", xBridge);
+        bridgeOutputs = Map.of("y", yBridge);
     }
 
     @TearDown(Level.Trial)
@@ -102,6 +121,8 @@ public class OrtCApiBenchmark {
         cBinding.close();
         yBoundC.close();
         yBound.close();
+        xBridge.close();
+        yBridge.close();
         cRun.close();
         xC.close();
         yC.close();
@@ -129,6 +150,22 @@ public class OrtCApiBenchmark {
     @Benchmark
     public void runCApiBinding() {
         cBinding.run();
+    }
+
+    /**
+     * The C route as the example server runs a slot: the tensors and maps reused, the {@code Run}
+     * prepared and closed per call ({@link OrtCApiSession#run(Map, Map)}), since a prepared run
+     * belongs to the thread that made it and each request has a virtual thread of its own.
+     */
+    @Benchmark
+    public void runCApiPreparedPerRun() {
+        cSession.run(cInputs, cOutputs);
+    }
+
+    /** The bridge over ONNX Runtime Java: the reused input and output of a shared, zero-copy-only {@link OrtBridge}. */
+    @Benchmark
+    public void runBridge() throws OrtException {
+        bridge.run(javaSession, bridgeInputs, bridgeOutputs);
     }
 
     /** ONNX Runtime Java: an OnnxTensor over the input's memory, made and closed. */

@@ -23,10 +23,14 @@ import org.jdlpack.cpu.HostTensorPool;
 import org.jdlpack.cpu.HostTensorView;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.TensorStreams;
+import org.jdlpack.onnxruntime.OrtStatusException;
 
 /**
  * A small inference service on virtual threads: the JDK's {@link HttpServer} with a
  * virtual-thread-per-request executor, serving {@code scorer.onnx} ({@link Classifier}) two ways.
+ * Both reach ONNX Runtime through its C API ({@link org.jdlpack.onnxruntime.OrtCApiSession}), or,
+ * with {@code -Dserver.ort=java}, through ONNX Runtime Java's {@code OrtSession} and
+ * {@link org.jdlpack.onnxruntime.OrtBridge} ({@link Scorer.Api}).
  *
  * <pre>
  * POST /classify                    X-Shape: ROWS,16    body: ROWS*16 float32, little-endian
@@ -42,13 +46,13 @@ import org.jdlpack.cpu.TensorStreams;
  *   404  another path under /classify (/classifyX, /classify/x)
  *   500  ONNX Runtime or the Python step failed (the message names the step)
  *   503  (numpy route) no Python with NumPy here, or the server is stopping
- * GET /stats                        request counts, heap allocated so far, time in requests and in ONNX
- *                                   Runtime, idle scoring slots, bodies still coming, batches, jdlpack's
- *                                   DLPackStats, one line
+ * GET /stats                        the ONNX Runtime API (ort=c or ort=java), request counts, heap
+ *                                   allocated so far, time in requests and in ONNX Runtime, idle scoring
+ *                                   slots, bodies still coming, batches, jdlpack's DLPackStats, one line
  * </pre>
  *
  * Run it: {@code mvn -q -Pserver -DskipTests -pl examples -am verify} (port 8080, or
- * {@code -Dserver.port=N}), then
+ * {@code -Dserver.port=N}; {@code -Dserver.ort=java} for ONNX Runtime Java's API), then
  * {@code curl -s -H 'X-Shape: 1,16' --data-binary @row.bin localhost:8080/classify -o answer.bin} (see
  * docs/serving.md for making {@code row.bin} and reading the answer).
  *
@@ -82,11 +86,12 @@ public final class InferenceServer implements AutoCloseable {
     private final LongAdder requestNanos = new LongAdder();
     private final LongAdder readingBodies = new LongAdder(); // requests whose body is still coming, both routes
 
-    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
+    private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos, Scorer.Api api)
+            throws IOException, OrtException {
         this.batchWaitNanos = batchWaitNanos;
-        this.scorer = new Scorer(model, cores);
+        this.scorer = new Scorer(model, cores, api);
         this.javaRoute = new JavaClassifier(pool, scorer);
-        this.slots = new ScoringSlots(pool, scorer.sharedBridge(), chunks, 128L << 20);
+        this.slots = new ScoringSlots(pool, scorer, chunks, 128L << 20);
         this.failureInjection = failureInjection;
         this.http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
         http.setExecutor(executor);
@@ -96,7 +101,8 @@ public final class InferenceServer implements AutoCloseable {
     }
 
     /**
-     * Starts a server on {@code port} (0: any free port) with the model shipped in this module.
+     * Starts a server on {@code port} (0: any free port) with the model shipped in this module, on
+     * ONNX Runtime's C API.
      *
      * @param port             the port
      * @param failureInjection whether a request may ask, with {@code X-Inject-Failure: ort} or
@@ -107,16 +113,22 @@ public final class InferenceServer implements AutoCloseable {
      * @throws OrtException if ONNX Runtime cannot load the model
      */
     public static InferenceServer start(int port, boolean failureInjection) throws IOException, OrtException {
-        return start(port, failureInjection, BATCH_WAIT_NANOS);
+        return start(port, failureInjection, BATCH_WAIT_NANOS, Scorer.Api.C);
     }
 
     /** {@link #start(int, boolean)} with another batch wait (how long a batch takes members while another runs). */
     static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos) throws IOException, OrtException {
+        return start(port, failureInjection, batchWaitNanos, Scorer.Api.C);
+    }
+
+    /** {@link #start(int, boolean)} with another batch wait and the ONNX Runtime API to run on. */
+    static InferenceServer start(int port, boolean failureInjection, long batchWaitNanos, Scorer.Api api)
+            throws IOException, OrtException {
         try (InputStream model = InferenceServer.class.getResourceAsStream("scorer.onnx")) {
             if (model == null) {
                 throw new IllegalStateException("scorer.onnx is missing from the examples jar");
             }
-            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos);
+            return new InferenceServer(port, model.readAllBytes(), failureInjection, batchWaitNanos, api);
         }
     }
 
@@ -130,8 +142,9 @@ public final class InferenceServer implements AutoCloseable {
         // Heap allocated by every thread since the JVM started (virtual threads allocate on their carriers).
         long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
         Batcher b = batcher;
-        return String.format(Locale.ROOT, "ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
-                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d readingBodies=%d %s %s", ok.sum(), badRequests.sum(), serverErrors.sum(),
+        return String.format(Locale.ROOT, "ort=%s ok=%d badRequest=%d serverError=%d aborted=%d allocatedBytes=%d requestNanos=%d "
+                + "inferenceNanos=%d pooledBytes=%d idleSlots=%d readingBodies=%d %s %s", scorer.api().name().toLowerCase(Locale.ROOT),
+                ok.sum(), badRequests.sum(), serverErrors.sum(),
                 aborted.sum(), allocated, requestNanos.sum(), scorer.inferenceNanos(), pool.pooledBytes(), slots.idleSlots(),
                 readingBodies.sum(),
                 b == null ? "batches=0 batchedRequests=0 ownBatches=0 formingRows=0" : b.stats(),
@@ -186,7 +199,7 @@ public final class InferenceServer implements AutoCloseable {
         ScoringSlots.Slot slot;
         try {
             slot = slots.take(shape.rows());
-        } catch (OrtException e) {
+        } catch (OrtException | OrtStatusException e) {
             exchange.getRequestBody().transferTo(OutputStream.nullOutputStream());
             respond(exchange, 500, "ONNX Runtime refused the request's tensors: " + e.getMessage());
             return;
@@ -423,13 +436,19 @@ public final class InferenceServer implements AutoCloseable {
     /**
      * Runs the server until the process is stopped.
      *
-     * @param args ignored; {@code -Dserver.port} sets the port (default 8080)
+     * @param args ignored; {@code -Dserver.port} sets the port (default 8080), {@code -Dserver.ort}
+     *             the ONNX Runtime API: {@code c} (its C API through FFM, the default) or {@code java}
+     *             (ONNX Runtime Java's {@code OrtSession})
      * @throws Exception if it cannot start
      */
     public static void main(String[] args) throws Exception {
-        InferenceServer server = start(Integer.getInteger("server.port", 8080), Boolean.getBoolean("server.failureInjection"));
+        Scorer.Api api = Scorer.Api.of(System.getProperty("server.ort", "c"));
+        InferenceServer server = start(Integer.getInteger("server.port", 8080), Boolean.getBoolean("server.failureInjection"),
+                BATCH_WAIT_NANOS, api);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> System.out.println("stopping: " + server.stats())));
         System.out.println("jdlpack inference server on http://127.0.0.1:" + server.port() + "/classify (POST, X-Shape: ROWS,"
-                + Classifier.FEATURES + "; ?route=numpy for NumPy, batched); GET /stats");
+                + Classifier.FEATURES + "; ?route=numpy for NumPy, batched); GET /stats; ONNX Runtime through "
+                + (api == Scorer.Api.C ? "its C API (-Dserver.ort=java: ONNX Runtime Java's OrtSession)" : "ONNX Runtime Java's OrtSession"
+                        + " (-Dserver.ort=c: its C API, the default)"));
     }
 }

@@ -42,7 +42,7 @@ final class JavaClassifier {
                 scorer.score(slot.x, wrong);
             }
         }
-        scorer.score(slot);
+        scorer.score(slot.bound);
         top(slot.logits.host().segment(), slot.answer.host().segment(), slot.rows);
     }
 

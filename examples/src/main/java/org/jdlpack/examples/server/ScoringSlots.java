@@ -10,25 +10,23 @@ import ai.onnxruntime.OrtException;
 import org.jdlpack.abi.DLDataType;
 import org.jdlpack.cpu.HostTensorPool;
 import org.jdlpack.cpu.OwnedHostTensor;
-import org.jdlpack.onnxruntime.OrtBridge;
-import org.jdlpack.onnxruntime.OrtInput;
-import org.jdlpack.onnxruntime.OrtOutput;
 
 /**
  * What a default-route request of one row count needs, kept from request to request: pooled
  * tensors for the body, the logits and the answer, the ONNX Runtime input and output over the
- * first two, and the heap chunk the socket streams copy through. Making an {@link OrtInput} and an
- * {@link OrtOutput} per request costs two {@code OnnxTensor}s, two exports and two safety-net
- * entries (6% of the 4 KiB profile in benchmarks/notes.md); a slot pays that once, as a
- * hand-written ONNX Runtime Java server keeps its {@code OnnxTensor}s per buffer.
+ * first two ({@link Scorer#bind}), and the heap chunk the socket streams copy through. Making the
+ * input and output per request costs two ONNX Runtime values, two holds on the memory and two
+ * safety-net entries (6% of the 4 KiB profile in benchmarks/notes.md, on ONNX Runtime Java); a
+ * slot pays that once, as a hand-written ONNX Runtime Java server keeps its {@code OnnxTensor}s
+ * per buffer.
  *
  * <p>Ownership: a slot belongs to one request between {@link #take} and {@link #giveBack}; idle
  * slots belong to this object. Their tensors come from the server's {@link HostTensorPool} and go
  * back to it when a slot closes: when more than {@code maxIdleBytes} would be idle, or at
  * {@link #close()}.
  *
- * <p>Thread safety: any thread. The input and output are {@link OrtBridge#shared() shared}: a slot
- * made on one request's virtual thread is run on another's. The idle slots wait in lock-free
+ * <p>Thread safety: any thread. A slot made on one request's virtual thread is run on another's,
+ * which {@link Scorer#bind}'s input and output allow. The idle slots wait in lock-free
  * deques, as the hand-written peer's do: with a lock-based queue (a virtual thread that meets
  * the lock held parks) the route served 0.93x that peer at 4 KiB and 64 connections, with these
  * 1.00x, one sitting each (benchmarks/notes.md).
@@ -50,8 +48,8 @@ final class ScoringSlots implements AutoCloseable {
         final OwnedHostTensor logits;
         /** [2, rows, 2] int32: the classes, then the probabilities' float32 bits. */
         final OwnedHostTensor answer;
-        final Map<String, OrtInput> inputs;
-        final Map<String, OrtOutput> outputs;
+        /** ONNX Runtime's input over {@link #x} and pinned output over {@link #logits}. */
+        final Scorer.Bound bound;
         /**
          * The heap buffer the body and the answer pass through: the larger of the two, or a pooled
          * {@link Chunks#SIZE} chunk for a slot of more (taken at the slot's making, given back at its
@@ -61,22 +59,16 @@ final class ScoringSlots implements AutoCloseable {
         private final Chunks chunks;
         final long bytes;
 
-        private Slot(HostTensorPool pool, OrtBridge bridge, Chunks chunks, int rows) throws OrtException {
+        private Slot(HostTensorPool pool, Scorer scorer, Chunks chunks, int rows) throws OrtException {
             this.rows = rows;
             this.chunks = chunks;
             OwnedHostTensor[] made = new OwnedHostTensor[3];
-            OrtInput in = null;
             try {
                 x = made[0] = pool.take(DLDataType.FLOAT32, rows, Classifier.FEATURES);
                 logits = made[1] = pool.take(DLDataType.FLOAT32, rows, Classifier.CLASSES);
                 answer = made[2] = pool.take(DLDataType.INT32, 2, rows, Classifier.TOP);
-                in = bridge.input(x);
-                inputs = Map.of("x", in);
-                outputs = Map.of("logits", bridge.output(logits));
+                bound = scorer.bind(x, logits);
             } catch (OrtException | RuntimeException | Error e) {
-                if (in != null) {
-                    in.close();
-                }
                 for (OwnedHostTensor t : made) {
                     if (t != null) {
                         t.close();
@@ -94,11 +86,7 @@ final class ScoringSlots implements AutoCloseable {
         @Override
         public void close() {
             try {
-                try {
-                    inputs.values().forEach(OrtInput::close);
-                } finally {
-                    outputs.values().forEach(OrtOutput::close);
-                }
+                bound.close();
             } finally {
                 x.close();
                 logits.close();
@@ -111,7 +99,7 @@ final class ScoringSlots implements AutoCloseable {
     }
 
     private final HostTensorPool pool;
-    private final OrtBridge bridge;
+    private final Scorer scorer;
     private final Chunks chunks;
     private final long maxIdleBytes;
     private final Map<Integer, ConcurrentLinkedDeque<Slot>> idle = new ConcurrentHashMap<>();
@@ -121,17 +109,13 @@ final class ScoringSlots implements AutoCloseable {
 
     /**
      * @param pool         where the slots' tensors come from
-     * @param bridge       a {@link OrtBridge#shared() shared} bridge to make the inputs and outputs
+     * @param scorer       what makes the inputs and outputs, and runs them
      * @param chunks       where the chunks of slots of large requests come from
      * @param maxIdleBytes the most tensor bytes kept in idle slots (their heap chunks not counted)
      */
-    ScoringSlots(HostTensorPool pool, OrtBridge bridge, Chunks chunks, long maxIdleBytes) {
-        if (!bridge.isShared()) {
-            throw new IllegalArgumentException(bridge + " is confined: a slot moves between request threads; pass "
-                    + "bridge.shared()");
-        }
+    ScoringSlots(HostTensorPool pool, Scorer scorer, Chunks chunks, long maxIdleBytes) {
         this.pool = pool;
-        this.bridge = bridge;
+        this.scorer = scorer;
         this.chunks = chunks;
         this.maxIdleBytes = maxIdleBytes;
     }
@@ -139,7 +123,8 @@ final class ScoringSlots implements AutoCloseable {
     /**
      * {@return an idle slot for {@code rows}, or a new one} Give it back with {@link #giveBack}.
      *
-     * @throws OrtException          if ONNX Runtime refuses a new slot's tensors
+     * @throws OrtException          if ONNX Runtime Java refuses a new slot's tensors
+     * @throws org.jdlpack.onnxruntime.OrtStatusException if ONNX Runtime's C API refuses them
      * @throws IllegalStateException if the slots (or the pool) were closed
      */
     Slot take(int rows) throws OrtException {
@@ -149,7 +134,7 @@ final class ScoringSlots implements AutoCloseable {
         ConcurrentLinkedDeque<Slot> slots = idle.get(rows);
         Slot slot = slots == null ? null : slots.pollFirst();
         if (slot == null) {
-            return new Slot(pool, bridge, chunks, rows);
+            return new Slot(pool, scorer, chunks, rows);
         }
         idleBytes.addAndGet(-slot.bytes);
         idleCount.decrementAndGet();
@@ -176,8 +161,8 @@ final class ScoringSlots implements AutoCloseable {
     }
 
     /**
-     * {@return the idle slots} Each holds two references on its memory (its input's and its
-     * output's), which {@link org.jdlpack.abi.DLPackStats#liveExports()} counts until the slot closes.
+     * {@return the idle slots} Each keeps its three tensors, two of them held by its ONNX Runtime
+     * input's and output's retains (no exports), until the slot closes.
      */
     int idleSlots() {
         return idleCount.get();

@@ -38,12 +38,40 @@ class InferenceServerTest {
 
     private static final int F = Classifier.FEATURES;
 
-    /** The default route needs no Python: every answer and refusal, from Java alone. */
+    /** The default route needs no Python: every answer and refusal, from Java alone, on ONNX Runtime's C API (the default). */
     @Test
     @Timeout(120)
     void theJavaRouteServesConcurrentRequestsAndAnswersBadOnesWithoutLeaking() throws Exception {
-        try (InferenceServer server = InferenceServer.start(0, true);
-             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+        try (InferenceServer server = InferenceServer.start(0, true)) {
+            assertThat(server.stats()).startsWith("ort=c ");
+            javaRoute(server);
+        }
+        assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
+    }
+
+    /** The same on ONNX Runtime Java's API ({@code -Dserver.ort=java}), the route before issue 44, kept to be measured against. */
+    @Test
+    @Timeout(120)
+    void theJavaRouteOnOnnxRuntimeJavaServesTheSameAnswersAndRefusals() throws Exception {
+        try (InferenceServer server = InferenceServer.start(0, true, InferenceServer.BATCH_WAIT_NANOS, Scorer.Api.JAVA)) {
+            assertThat(server.stats()).startsWith("ort=java ");
+            javaRoute(server);
+        }
+        assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
+    }
+
+    /** {@code -Dserver.ort} takes c or java, any case; another value is refused by name before any session opens. */
+    @Test
+    void theOrtPropertyNamesAnApiOrIsRefusedByValue() {
+        assertThat(Scorer.Api.of("C")).isEqualTo(Scorer.Api.C);
+        assertThat(Scorer.Api.of("java")).isEqualTo(Scorer.Api.JAVA);
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> Scorer.Api.of("cuda"))
+                .withMessageContaining("server.ort is \"cuda\"");
+    }
+
+    /** Concurrent requests, the refusals, an injected ONNX Runtime failure and a client gone mid-body, each answered or counted. */
+    private static void javaRoute(InferenceServer server) throws Exception {
+        try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
             URI classify = URI.create("http://127.0.0.1:" + server.port() + "/classify");
             assertThat(concurrently(client, classify)).isEqualTo(200);
             refusals(client, classify);
@@ -61,7 +89,6 @@ class InferenceServerTest {
             awaitField(server, "aborted", aborted + 1); // stillServing waits for its slot to be given back
             stillServing(client, classify, server);
         }
-        assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
     }
 
     /** The numpy route: the same answers, batched; a refusal and a hang-up inside a batch leave the others their answers. */
