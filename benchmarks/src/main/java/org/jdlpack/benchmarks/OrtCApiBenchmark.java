@@ -42,8 +42,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * ONNX Runtime's C API through FFM ({@link OrtCApiSession}) against ONNX Runtime Java by hand and
  * against {@link OrtBridge} over ONNX Runtime Java, in one process over the same memory and the
  * same model ({@code tiny.onnx}: x [2,4] to y [2,3], one intra-op thread): one run with its input
- * and pinned output reused (the C route with its run prepared once, with a run prepared per call
- * as the example server's slots do, and through an IOBinding, {@link OrtCApiBinding}), and making
+ * and pinned output reused (the C route with its run prepared once, as the example server's slots
+ * keep it, with a run prepared per call, and through an IOBinding, {@link OrtCApiBinding}), and making
  * and releasing one input tensor. And an output whose shape the model decides
  * ({@code nonzero.onnx}: x [N] float32 to y [1, N/2] int64, every other x non-zero), exported as
  * a DLPack tensor: ONNX Runtime's own value through the C route ({@link AllocatedOutputs}, no
@@ -153,9 +153,9 @@ public class OrtCApiBenchmark {
     }
 
     /**
-     * The C route as the example server runs a slot: the tensors and maps reused, the {@code Run}
-     * prepared and closed per call ({@link OrtCApiSession#run(Map, Map)}), since a prepared run
-     * belongs to the thread that made it and each request has a virtual thread of its own.
+     * The C route with the tensors and maps reused and the {@code Run} prepared and closed per call
+     * ({@link OrtCApiSession#run(Map, Map)}): a one-off run. The example server's slots keep a
+     * prepared run each ({@link #runCApi}'s route), which any thread may run, one call at a time.
      */
     @Benchmark
     public void runCApiPreparedPerRun() {

@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +13,10 @@ import java.util.Objects;
 
 /**
  * A run of an {@link OrtCApiSession} prepared once and run many times: the names and values in
- * native arrays, for the thread that prepared it ({@link OrtCApiSession#prepare}). Each
+ * native arrays ({@link OrtCApiSession#prepare}). Any thread may run it, one run at a time: a
+ * server keeps one per scoring slot and runs it on each request's virtual thread; a second
+ * thread that calls {@link #run()} while a run is in flight gets an exception, never a share of
+ * the arrays (runs of one session on many threads at once take one prepared run each). Each
  * {@link #run()} is one {@code Run} of the C API: it waits for one of the session's run slots
  * ({@link OrtCApiSession.Options#concurrentRuns()}), holds the session and every tensor for the
  * duration of the call (a tensor closed meanwhile is released at its end), and refuses a closed
@@ -36,8 +41,28 @@ public final class OrtCApiRun implements AutoCloseable {
     private final OrtCApiTensor[] outputs;
     /** The outputs ONNX Runtime allocates, after the pinned ones in the arrays. */
     private final String[] allocated;
-    private final Arena arena = Arena.ofConfined();
-    private final Thread thread = Thread.currentThread();
+    /**
+     * The arrays: shared for a prepared run (made on any thread), confined for one made and run at
+     * once; closed once, by {@link #close()} or at the end of the run in flight.
+     */
+    private final Arena arena;
+    /** {@link #IDLE}, {@link #RUNNING}, {@link #CLOSE_AT_END} or {@link #CLOSED}: one run at a time, and no close under it. */
+    @SuppressWarnings("unused") // through STATE
+    private volatile int state;
+    private static final int IDLE = 0;
+    private static final int RUNNING = 1;
+    private static final int CLOSE_AT_END = 2;
+    private static final int CLOSED = 3;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(OrtCApiRun.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final long inputNames;
     private final long inputValues;
     private final long outputNames;
@@ -46,22 +71,20 @@ public final class OrtCApiRun implements AutoCloseable {
     /** {@link #callOnce}, made once: a run allocates nothing on a platform thread. */
     private final NativeRuns.NativeCall call = this::callOnce;
 
-    OrtCApiRun(OrtCApiSession session, Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, List<String> allocated) {
+    OrtCApiRun(OrtCApiSession session, Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, List<String> allocated,
+               Arena arena) {
         this.session = session;
+        this.arena = arena;
         this.inputs = inputs.values().toArray(OrtCApiTensor[]::new);
         this.outputs = outputs.values().toArray(OrtCApiTensor[]::new);
         this.allocated = allocated.toArray(String[]::new);
-        try {
-            this.inputNames = names(inputs.keySet());
-            this.inputValues = values(this.inputs, 0).address();
-            List<String> outputNames = new ArrayList<>(outputs.keySet());
-            outputNames.addAll(allocated);
-            this.outputNames = names(outputNames);
-            this.outputValues = values(this.outputs, this.allocated.length);
-        } catch (RuntimeException | Error e) {
-            arena.close();
-            throw e;
-        }
+        // On a failure here the caller, OrtCApiSession.prepare, closes the arena.
+        this.inputNames = names(inputs.keySet());
+        this.inputValues = values(this.inputs, 0).address();
+        List<String> outputNames = new ArrayList<>(outputs.keySet());
+        outputNames.addAll(allocated);
+        this.outputNames = names(outputNames);
+        this.outputValues = values(this.outputs, this.allocated.length);
     }
 
     private long names(Iterable<String> names) {
@@ -91,24 +114,46 @@ public final class OrtCApiRun implements AutoCloseable {
      *         with nothing to close, for a run whose outputs are all pinned
      * @throws OrtStatusException       if ONNX Runtime fails (a wrong element type or shape, an output of another shape)
      * @throws IllegalArgumentException if an allocated output has a type DLPack lacks (every value is released)
-     * @throws IllegalStateException    if this run, its session or a tensor was closed, or an output is in another run
-     * @throws WrongThreadException     on a thread other than the one that prepared this run
+     * @throws IllegalStateException    if this run, its session or a tensor was closed, if this run is in flight
+     *                                  on another thread, or if an output is in another run
      */
     public AllocatedOutputs run() {
-        if (!arena.scope().isAlive()) {
+        begin();
+        try {
+            try {
+                session.admit(call);
+            } catch (RuntimeException | Error e) {
+                AllocatedOutputs.discard(outputValues, outputs.length, allocated.length); // whatever a failed run left there
+                throw e;
+            }
+            return allocated.length == 0 ? AllocatedOutputs.NONE : AllocatedOutputs.take(allocated, outputValues, outputs.length);
+        } finally {
+            end();
+        }
+    }
+
+    /** Takes the run for one call: refuses a closed run, and one in flight on another thread. */
+    void begin() {
+        if (!STATE.compareAndSet(this, IDLE, RUNNING)) {
+            if ((int) STATE.getVolatile(this) == RUNNING) {
+                throw new IllegalStateException("this OrtCApiRun is running on another thread; a prepared run makes one "
+                        + "call at a time (prepare one per thread or per slot: runs of one session may go on at once)");
+            }
             throw new IllegalStateException("this OrtCApiRun was closed; prepare a new one");
         }
-        if (Thread.currentThread() != thread) {
-            throw new WrongThreadException("an OrtCApiRun belongs to " + thread + ", which prepared it; prepare one on "
-                    + Thread.currentThread() + " (runs of one session may go on on many threads at once)");
+    }
+
+    /** Gives the run back after a call, and frees the arrays if it was closed meanwhile. */
+    void end() {
+        if (!STATE.compareAndSet(this, RUNNING, IDLE)) { // CLOSE_AT_END: close() came during the call
+            STATE.setVolatile(this, CLOSED);
+            arena.close();
         }
-        try {
-            session.admit(call);
-        } catch (RuntimeException | Error e) {
-            AllocatedOutputs.discard(outputValues, outputs.length, allocated.length); // whatever a failed run left there
-            throw e;
-        }
-        return allocated.length == 0 ? AllocatedOutputs.NONE : AllocatedOutputs.take(allocated, outputValues, outputs.length);
+    }
+
+    /** {@return whether the native arrays are still allocated} */
+    boolean isAllocated() {
+        return arena.scope().isAlive();
     }
 
     /**
@@ -137,11 +182,24 @@ public final class OrtCApiRun implements AutoCloseable {
         }
     }
 
-    /** Frees the native arrays; the tensors and the session stay open. */
+    /**
+     * Frees the native arrays now, or at the end of the run in flight; the tensors and the session
+     * stay open. A second close does nothing.
+     */
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
+        while (true) {
+            int s = (int) STATE.getVolatile(this);
+            if (s == IDLE && STATE.compareAndSet(this, IDLE, CLOSED)) {
+                arena.close();
+                return;
+            }
+            if (s == RUNNING && STATE.compareAndSet(this, RUNNING, CLOSE_AT_END)) {
+                return;
+            }
+            if (s == CLOSE_AT_END || s == CLOSED) {
+                return;
+            }
         }
     }
 }

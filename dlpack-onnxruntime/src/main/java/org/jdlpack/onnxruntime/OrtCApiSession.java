@@ -75,8 +75,8 @@ import org.jdlpack.cpu.OwnedHostTensor;
  *
  * <p>Threads: a session and its tensors may be used from any thread, by many runs at once (an
  * output by one run at a time); a close during a run takes effect when the last run holding the
- * object returns. A {@link OrtCApiRun} belongs to the thread that prepared it; a binding runs on
- * any thread, one run at a time. A session, tensor or binding forgotten unclosed is released by
+ * object returns. A prepared {@link OrtCApiRun} and a binding run on any thread, one run at a
+ * time. A session, tensor or binding forgotten unclosed is released by
  * the safety net after garbage collection and reported as a leak. Failures of ONNX Runtime are
  * {@link OrtStatusException}s naming the C API call.
  *
@@ -303,7 +303,7 @@ public final class OrtCApiSession implements AutoCloseable {
      *
      * @param inputs  every model input, by name
      * @param outputs the outputs to compute, by name (at least one)
-     * @return the prepared run, for this thread; close it
+     * @return the prepared run, for any thread, one run at a time; close it
      * @throws IllegalArgumentException naming a name the model lacks, or a missing input
      */
     public OrtCApiRun prepare(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs) {
@@ -318,14 +318,25 @@ public final class OrtCApiSession implements AutoCloseable {
      * @param inputs    every model input, by name
      * @param outputs   the outputs written in place, by name
      * @param allocated the outputs ONNX Runtime allocates, by name (at least one output in all)
-     * @return the prepared run, for this thread; close it
+     * @return the prepared run, for any thread, one run at a time; close it
      * @throws IllegalArgumentException naming a name the model lacks, a missing input, an output
      *                                  named twice, or a read-only pinned output
      */
     public OrtCApiRun prepare(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, Set<String> allocated) {
-        Objects.requireNonNull(allocated, "allocated");
-        checkNames(inputs, outputs, allocated);
-        return new OrtCApiRun(this, new LinkedHashMap<>(inputs), new LinkedHashMap<>(outputs), List.copyOf(allocated));
+        return prepare(inputs, outputs, allocated, Arena.ofShared());
+    }
+
+    /** A run over arrays in {@code arena}: shared for a prepared run, confined for one made and run at once. */
+    private OrtCApiRun prepare(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, Set<String> allocated,
+                               Arena arena) {
+        try {
+            Objects.requireNonNull(allocated, "allocated");
+            checkNames(inputs, outputs, allocated);
+            return new OrtCApiRun(this, new LinkedHashMap<>(inputs), new LinkedHashMap<>(outputs), List.copyOf(allocated), arena);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
     }
 
     /**
@@ -335,7 +346,8 @@ public final class OrtCApiSession implements AutoCloseable {
      * @param outputs the outputs to compute, by name, written into their tensors
      */
     public void run(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs) {
-        try (OrtCApiRun run = prepare(inputs, outputs)) {
+        // A confined arena: closing a shared one costs a handshake with every thread, per run here.
+        try (OrtCApiRun run = prepare(inputs, outputs, Set.of(), Arena.ofConfined())) {
             run.run();
         }
     }
@@ -350,7 +362,7 @@ public final class OrtCApiSession implements AutoCloseable {
      * @return the allocated outputs, over ONNX Runtime's memory; close them
      */
     public AllocatedOutputs run(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, Set<String> allocated) {
-        try (OrtCApiRun run = prepare(inputs, outputs, allocated)) {
+        try (OrtCApiRun run = prepare(inputs, outputs, allocated, Arena.ofConfined())) {
             return run.run();
         }
     }

@@ -11,6 +11,7 @@ import ai.onnxruntime.OrtLoggingLevel;
 import ai.onnxruntime.OrtSession;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.onnxruntime.OrtBridge;
+import org.jdlpack.onnxruntime.OrtCApiRun;
 import org.jdlpack.onnxruntime.OrtCApiSession;
 import org.jdlpack.onnxruntime.OrtCApiTensor;
 import org.jdlpack.onnxruntime.OrtInput;
@@ -153,10 +154,10 @@ final class Scorer implements AutoCloseable {
     }
 
     /**
-     * The C API: a value per tensor, each holding its tensor's memory. A prepared
-     * {@code OrtCApiRun} belongs to the thread that made it, and a slot is run on each
-     * request's own virtual thread, so each run is {@link OrtCApiSession#run(Map, Map)}, which
-     * prepares and runs in one step.
+     * The C API: a value per tensor, each holding its tensor's memory, and a slot's run prepared
+     * once ({@link OrtCApiRun}: any thread may run it, one call at a time, as a slot is used by
+     * one request at a time on that request's virtual thread). A one-off score prepares and runs
+     * in one step ({@link OrtCApiSession#run(Map, Map)}).
      */
     private static final class CEngine implements Engine {
         private final OrtCApiSession session;
@@ -168,25 +169,31 @@ final class Scorer implements AutoCloseable {
         @Override
         public Bound bind(OwnedHostTensor x, OwnedHostTensor logits) {
             OrtCApiTensor in = OrtCApiSession.tensor(x);
+            OrtCApiTensor out = null;
             try {
-                return new CBound(Map.of("x", in), Map.of("logits", OrtCApiSession.tensor(logits)));
+                out = OrtCApiSession.tensor(logits);
+                Map<String, OrtCApiTensor> inputs = Map.of("x", in);
+                Map<String, OrtCApiTensor> outputs = Map.of("logits", out);
+                return new CBound(inputs, outputs, session.prepare(inputs, outputs));
             } catch (RuntimeException | Error e) {
                 in.close();
+                if (out != null) {
+                    out.close();
+                }
                 throw e;
             }
         }
 
         @Override
         public void score(OwnedHostTensor x, OwnedHostTensor logits) {
-            try (Bound bound = bind(x, logits)) {
-                score(bound);
+            try (OrtCApiTensor in = OrtCApiSession.tensor(x); OrtCApiTensor out = OrtCApiSession.tensor(logits)) {
+                session.run(Map.of("x", in), Map.of("logits", out));
             }
         }
 
         @Override
         public void score(Bound bound) {
-            CBound c = (CBound) bound;
-            session.run(c.inputs, c.outputs);
+            ((CBound) bound).run.run();
         }
 
         @Override
@@ -195,13 +202,17 @@ final class Scorer implements AutoCloseable {
         }
     }
 
-    private record CBound(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs) implements Bound {
+    private record CBound(Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs, OrtCApiRun run) implements Bound {
         @Override
         public void close() {
             try {
-                inputs.values().forEach(OrtCApiTensor::close);
+                run.close();
             } finally {
-                outputs.values().forEach(OrtCApiTensor::close);
+                try {
+                    inputs.values().forEach(OrtCApiTensor::close);
+                } finally {
+                    outputs.values().forEach(OrtCApiTensor::close);
+                }
             }
         }
     }
