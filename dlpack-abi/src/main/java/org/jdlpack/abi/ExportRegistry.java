@@ -20,15 +20,30 @@ import org.jdlpack.abi.plumbing.ThreadStripes;
  * ({@code generation << 2 | phase}) moves FREE, RESERVED, LIVE, FREE, ..., and the generation
  * grows on every reuse, wrapping from {@link #MAX_GENERATION} to 1 (never 0, so that no id is 0 or
  * negative), so a second deleter call for a struct whose slot was reused finds another generation
- * and is refused. Removal is one compare-and-set on that state: exactly one caller wins.
+ * and is refused. Removal is one compare-and-set on that state: exactly one caller wins. The state
+ * words are also the counts: {@link #liveExports()} and {@link #exportHeaderBytes()} are read off
+ * the LIVE slots when asked, so that no export and no deleter updates a counter.
  *
- * <p>Free slots are kept on {@link ThreadStripes#COUNT} lock-free stacks, one per thread stripe,
- * and a stripe takes never-used slots {@value #CHUNK} at a time: threads exporting at once touch
- * different stack heads, and no two slots share a cache line. A freed slot goes to the
- * stack of the thread that freed it; a stripe that runs dry takes another stripe's whole stack
- * before it takes fresh slots, so a producer thread fed by a consumer thread does not grow the
- * table. Nothing is allocated per export (pages of 4096 slots, 1 MiB each, are added as needed, up
- * to 2^28 live exports).
+ * <p><b>A slot keeps its header.</b> The header (struct, shape, strides) an export is written into
+ * is malloc'ed once for a slot and used again by the slot's next exports, so that an export and
+ * its deleter call neither malloc nor free. A freed slot must not be used again at once, though:
+ * the deleter gets nothing but the struct pointer and reads the id from the struct, so a buggy
+ * second deleter call with the old pointer would read the next export's id and free it while its
+ * consumer reads it. So a freed slot waits, with its header and the old id in it, in its thread
+ * stripe's quarantine, first in, first out: only after {@value #QUARANTINE} later deletions on the
+ * same stripe is it handed out again. Until then a second call reads the old id, whose slot is
+ * not live, and is refused. A later one can still hit the reused header; the ABI leaves no way to
+ * close that gap.
+ *
+ * <p>Slots are kept per thread stripe ({@link ThreadStripes#COUNT}), each stripe under a try-lock
+ * of its own: its quarantine and a stack of slots ready for reuse. An export takes the lock once
+ * to take a slot, a deleter call once to give one back: threads exporting at once take different
+ * locks, and no two slots share a cache line. A stripe whose stack runs dry takes another
+ * stripe's whole stack before it takes fresh slots ({@value #CHUNK} at a time), so a producer
+ * thread fed by a consumer thread does not grow the table. Nothing is allocated on the Java heap
+ * per export (pages of 4096 slots, 1 MiB each, are added as needed, up to 2^28 live exports); a
+ * stripe keeps the headers of at most {@value #KEPT_HEADERS} ready slots, and none larger than a
+ * versioned struct of eight dimensions, and frees the rest.
  */
 final class ExportRegistry {
 
@@ -41,6 +56,12 @@ final class ExportRegistry {
     private static final int MAX_PAGES = 1 << (SLOT_BITS - PAGE_BITS);
     /** Fresh slots a stripe claims at once, so that the shared counter of fresh slots is rarely touched. */
     private static final int CHUNK = 64;
+    /** Freed slots a stripe holds back, first in, first out, before their headers are used again. */
+    static final int QUARANTINE = 256;
+    /** Ready slots per stripe whose headers are kept for reuse; beyond, a header is freed. */
+    static final int KEPT_HEADERS = 256;
+    /** The header a slot mallocs at least, and the largest it keeps: a versioned struct of eight dimensions. */
+    static final long KEPT_HEADER_BYTES = ManagedTensorKind.VERSIONED.structSize() + 16L * 8;
     private static final long FREE = 0;
     private static final long RESERVED = 1;
     private static final long LIVE = 2;
@@ -51,7 +72,7 @@ final class ExportRegistry {
      * slots, the neighbours of the slot that stripe keeps reusing. In one array per field,
      * neighbours share every cache line they write. Objects are only 8-byte aligned, so a 64-byte
      * stride would still let a slot's words spill into the line where the next slot's begin; 128
-     * bytes apart, with 40 bytes used, no 64-byte line holds words of two slots, and slot 0 keeps
+     * bytes apart, with 48 bytes used, no 64-byte line holds words of two slots, and slot 0 keeps
      * clear of the line each array's length is read from. 1 MiB a page (1.5 MiB without
      * compressed references), allocated by the export that first needs it.
      */
@@ -59,11 +80,15 @@ final class ExportRegistry {
         /** Longs per slot: 128 bytes. */
         private static final int STRIDE = 16;
         private static final int STATE = 0;
+        /** The slot's header: its address, 0 while it has none. */
         private static final int ADDRESS = 1;
+        /** The bytes of the header the live export uses. */
         private static final int HEADER_BYTES = 2;
         private static final int KIND = 3;
-        /** Free-stack link: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
+        /** Ready-stack link: the next ready slot + 1, 0 at the bottom; written and read under a stripe's lock. */
         private static final int NEXT = 4;
+        /** The bytes malloc'ed at {@link #ADDRESS}. */
+        private static final int CAPACITY = 5;
         /** References per owner: 128 bytes with compressed references, 256 without. */
         private static final int OWNER_STRIDE = 32;
         private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -77,7 +102,7 @@ final class ExportRegistry {
         private static final int ROOM = STRIDE;
         private static final int OWNER_ROOM = OWNER_STRIDE;
 
-        /** Plain words, but for the state: its release write and volatile read publish the others. Words 0-4 of a slot are used. */
+        /** Plain words, but for the state: its volatile write and read publish the others. Words 0-5 of a slot are used. */
         private final long[] words = new long[ROOM + PAGE_SIZE * STRIDE];
         private final ExportHolder[] owners = new ExportHolder[OWNER_ROOM + PAGE_SIZE * OWNER_STRIDE];
 
@@ -85,25 +110,42 @@ final class ExportRegistry {
             return (long) WORDS.getVolatile(words, ROOM + i * STRIDE + STATE);
         }
 
-        /** A release store (no fence on x86): it publishes the slot's fields to whoever reads the state. */
+        /** A release store (no fence on x86): publishes the slot's fields to whoever reads the state. */
         void setState(int i, long state) {
             WORDS.setRelease(words, ROOM + i * STRIDE + STATE, state);
+        }
+
+        /**
+         * A volatile store: publishes the slot's fields, and is ordered before the volatile reads
+         * that follow it, as {@link ExportDeleterUpcalls}' handshake with a release needs.
+         */
+        void setStateVolatile(int i, long state) {
+            WORDS.setVolatile(words, ROOM + i * STRIDE + STATE, state);
         }
 
         boolean replaceState(int i, long expected, long state) {
             return WORDS.compareAndSet(words, ROOM + i * STRIDE + STATE, expected, state);
         }
 
-        /** Fills a reserved slot; {@link #setState} then publishes it. */
-        void fill(int i, ExportHolder owner, long address, long headerBytes, ManagedTensorKind kind) {
+        /** Fills a reserved slot; {@link #setStateVolatile} then publishes it. */
+        void fill(int i, ExportHolder owner, long headerBytes, ManagedTensorKind kind) {
             owners[OWNER_ROOM + i * OWNER_STRIDE] = owner;
-            words[ROOM + i * STRIDE + ADDRESS] = address;
             words[ROOM + i * STRIDE + HEADER_BYTES] = headerBytes;
             words[ROOM + i * STRIDE + KIND] = kind.ordinal();
         }
 
         long address(int i) {
             return words[ROOM + i * STRIDE + ADDRESS];
+        }
+
+        long capacity(int i) {
+            return words[ROOM + i * STRIDE + CAPACITY];
+        }
+
+        /** Gives the slot a header; only its holder (a reserver, or a stripe's lock) writes it. */
+        void setHeader(int i, long address, long capacity) {
+            words[ROOM + i * STRIDE + ADDRESS] = address;
+            words[ROOM + i * STRIDE + CAPACITY] = capacity;
         }
 
         long headerBytes(int i) {
@@ -130,46 +172,80 @@ final class ExportRegistry {
         }
     }
 
+    /** Padding before a stripe's state, the 4-byte gap after the object header taken (see {@link Stripe}). */
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static class StripeLeftPad {
+        int gap;
+        long p0, p1, p2, p3, p4, p5, p6, p7;
+    }
+
+    /** What a stripe's try-lock guards: its ready slots (a stack linked through the slots) and its quarantine (a ring). */
+    private static class StripeState extends StripeLeftPad {
+        volatile int locked;
+        /** The top ready slot + 1; 0 when none is ready. */
+        int readyTop;
+        int readyCount;
+        /** The quarantine's oldest entry, and how many it holds. */
+        int oldest;
+        int quarantined;
+        final int[] quarantine = new int[QUARANTINE];
+    }
+
     /**
-     * One stripe's stack of free slots: {@code tag << 32 | (slot + 1)}, 0 slot part when empty; the
-     * tag defeats ABA. Padded so that two heads never share a cache line.
+     * One stripe. Padded on both sides through its superclasses: the JVM lays out superclass
+     * fields first and sorts each class's fields by size, so padding fields declared around the
+     * state in one class would not surround it.
      */
     @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class FreeStack {
-        private static final VarHandle HEAD;
+    private static final class Stripe extends StripeState {
+        private static final VarHandle LOCKED;
 
         static {
             try {
-                HEAD = MethodHandles.lookup().findVarHandle(FreeStack.class, "head", long.class);
+                LOCKED = MethodHandles.lookup().findVarHandle(StripeState.class, "locked", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        long p0, p1, p2, p3, p4, p5, p6;
-        volatile long head;
-        long q0, q1, q2, q3, q4, q5, q6;
+        long q0, q1, q2, q3, q4, q5, q6, q7;
 
-        long head() {
-            return head;
+        boolean tryLock() {
+            return locked == 0 && LOCKED.compareAndSet(this, 0, 1);
         }
 
-        boolean replace(long expected, long next) {
-            return HEAD.compareAndSet(this, expected, next);
+        void unlock() {
+            LOCKED.setRelease(this, 0); // a release store: no fence on x86, and nothing after it must wait for it
+        }
+
+        /** {@return the top ready slot, taken off the stack, or -1} */
+        int popReady() {
+            int top = readyTop - 1;
+            if (top >= 0) {
+                readyTop = page(top).next(top & (PAGE_SIZE - 1));
+                readyCount--;
+            }
+            return top;
+        }
+
+        void pushReady(int slot) {
+            page(slot).setNext(slot & (PAGE_SIZE - 1), readyTop);
+            readyTop = slot + 1;
+            readyCount++;
         }
     }
 
     private static final AtomicReferenceArray<Page> PAGES = new AtomicReferenceArray<>(MAX_PAGES);
     /** The next slot never used yet; moves {@value #CHUNK} at a time. */
     private static final AtomicInteger FRESH = new AtomicInteger();
-    private static final FreeStack[] STACKS = new FreeStack[ThreadStripes.COUNT];
+    private static final Stripe[] STRIPES = new Stripe[ThreadStripes.COUNT];
 
     /** The shutdown hook that disarms live exports; registered by the first export, removed by a release. */
     private static Thread disarmHook;
 
     static {
-        for (int i = 0; i < STACKS.length; i++) {
-            STACKS[i] = new FreeStack();
+        for (int i = 0; i < STRIPES.length; i++) {
+            STRIPES[i] = new Stripe();
         }
     }
 
@@ -206,15 +282,24 @@ final class ExportRegistry {
     private ExportRegistry() {
     }
 
-    /** Claims a slot for an export being built; its id goes into {@code manager_ctx}. */
-    static long reserve() {
-        FreeStack stack = STACKS[ThreadStripes.current()];
-        int slot = pop(stack);
-        if (slot < 0) {
-            slot = refill(stack);
-        }
-        Page page = PAGES.get(slot >>> PAGE_BITS);
+    /**
+     * Claims a slot for an export being built, with a header of at least {@code headerBytes} at
+     * {@link #headerAddress}; its id goes into {@code manager_ctx}.
+     *
+     * @throws OutOfMemoryError if malloc returns NULL for a new header (nothing is taken)
+     */
+    static long reserve(long headerBytes) {
+        int slot = takeSlot();
+        Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
+        if (page.capacity(i) < headerBytes) {
+            try {
+                growHeader(page, i, headerBytes);
+            } catch (Throwable t) {
+                giveBack(slot);
+                throw t;
+            }
+        }
         long generation = (page.state(i) >>> 2) + 1;
         if (generation > MAX_GENERATION) {
             generation = 1; // wrap, skipping 0: an id must stay positive
@@ -223,31 +308,47 @@ final class ExportRegistry {
         return generation << SLOT_BITS | slot;
     }
 
-    /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
-    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long address, long headerBytes) {
+    /** A first header for a slot, or a larger one than it has: malloc'ed before the old one is freed, so a failure leaves the slot as it was. */
+    private static void growHeader(Page page, int i, long headerBytes) {
+        long capacity = Math.max(headerBytes, KEPT_HEADER_BYTES);
+        long address = NativeMemory.malloc(capacity);
+        long old = page.address(i);
+        page.setHeader(i, address, capacity);
+        if (old != 0) {
+            NativeMemory.free(old);
+        }
+    }
+
+    /** {@return the address of a reserved slot's header} */
+    static long headerAddress(long id) {
         int slot = (int) (id & SLOT_MASK);
-        Page page = PAGES.get(slot >>> PAGE_BITS);
+        return page(slot).address(slot & (PAGE_SIZE - 1));
+    }
+
+    /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
+    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long headerBytes) {
+        int slot = (int) (id & SLOT_MASK);
+        Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
-        page.fill(i, owner, address, headerBytes, kind);
-        page.setState(i, (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields above
-        Counters.exportPublished(headerBytes);
+        page.fill(i, owner, headerBytes, kind);
+        page.setStateVolatile(i, (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields above; counted live from here
         if (Ledger.trackingEnabled()) {
+            long address = page.address(i);
             Ledger.track(id, () -> "export " + id + " (" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
         }
     }
 
-    /** Gives back a reserved slot whose export could not be built. */
+    /** Gives back a reserved slot whose export could not be built; it keeps its header. */
     static void cancel(long id) {
         int slot = (int) (id & SLOT_MASK);
         page(slot).setState(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
-        push(STACKS[ThreadStripes.current()], slot);
+        giveBack(slot);
     }
 
     /**
      * Removes the live export with this id if it is the struct at {@code address} of this kind, and
-     * hands its header to the {@link HeaderQuarantine}, which frees it later; exactly one caller can
-     * succeed for each export. Allocates nothing (it runs in deleter upcalls,
-     * possibly with the heap exhausted).
+     * puts its slot, with the header, into the quarantine; exactly one caller can succeed for each
+     * export. Allocates nothing (it runs in deleter upcalls, possibly with the heap exhausted).
      *
      * @return its owner, or null for an unknown id, a mismatched address or kind, or a second call
      */
@@ -274,14 +375,78 @@ final class ExportRegistry {
             return null; // another deleter call won
         }
         ExportHolder owner = page.takeOwner(i);
-        long headerBytes = page.headerBytes(i);
-        push(STACKS[ThreadStripes.current()], (int) slot);
-        HeaderQuarantine.retire(address, headerBytes);
-        Counters.exportRemoved(headerBytes);
+        quarantine((int) slot);
         if (Ledger.trackingEnabled()) {
             Ledger.untrack(id);
         }
         return owner;
+    }
+
+    /** {@return the exports whose deleter has not run: the LIVE slots, counted} */
+    static long liveExports() {
+        long live = 0;
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = page(slot);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1; // skip the missing page
+                continue;
+            }
+            if ((page.state(slot & (PAGE_SIZE - 1)) & 3) == LIVE) {
+                live++;
+            }
+        }
+        return live;
+    }
+
+    /** {@return the header bytes (struct, shape, strides) of the exports whose deleter has not run} */
+    static long exportHeaderBytes() {
+        long bytes = 0;
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = page(slot);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1;
+                continue;
+            }
+            int i = slot & (PAGE_SIZE - 1);
+            if ((page.state(i) & 3) == LIVE) {
+                bytes += page.headerBytes(i); // written before the state's volatile store, so seen after its read
+            }
+        }
+        return bytes;
+    }
+
+    /**
+     * Frees the headers of every slot that is not in use (quarantined or ready): from now on a
+     * stale second deleter call finds no trace of them. Reserved and live slots keep theirs.
+     */
+    static void flush() {
+        for (Stripe stripe : STRIPES) {
+            while (!stripe.tryLock()) {
+                Thread.onSpinWait();
+            }
+            try {
+                for (int n = 0; n < stripe.quarantined; n++) {
+                    freeHeader(stripe.quarantine[(stripe.oldest + n) % QUARANTINE]);
+                }
+                for (int slot = stripe.readyTop - 1; slot >= 0; slot = page(slot).next(slot & (PAGE_SIZE - 1)) - 1) {
+                    freeHeader(slot);
+                }
+            } finally {
+                stripe.unlock();
+            }
+        }
+    }
+
+    private static void freeHeader(int slot) {
+        Page page = page(slot);
+        int i = slot & (PAGE_SIZE - 1);
+        long address = page.address(i);
+        if (address != 0) {
+            page.setHeader(i, 0, 0);
+            NativeMemory.free(address);
+        }
     }
 
     /**
@@ -340,74 +505,101 @@ final class ExportRegistry {
         return PAGES.get(slot >>> PAGE_BITS);
     }
 
-    private static int pop(FreeStack stack) {
-        while (true) {
-            long head = stack.head();
-            int top = (int) head;
-            if (top == 0) {
-                return -1;
+    /**
+     * Locks a stripe: this thread's, or when another thread holds it, the next free one; so no
+     * thread waits while another stripe is free.
+     */
+    private static Stripe lockStripe() {
+        int start = ThreadStripes.current();
+        for (int spins = 0; ; spins++) {
+            for (int n = 0; n < STRIPES.length; n++) {
+                Stripe stripe = STRIPES[(start + n) & (STRIPES.length - 1)];
+                if (stripe.tryLock()) {
+                    return stripe;
+                }
             }
-            int slot = top - 1;
-            int below = page(slot).next(slot & (PAGE_SIZE - 1));
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32 | (below & 0xFFFF_FFFFL))) {
-                return slot;
-            }
-        }
-    }
-
-    private static void push(FreeStack stack, int slot) {
-        pushChain(stack, slot, slot);
-    }
-
-    /** Pushes the chain top..bottom (already linked through {@code next}) onto a stack. */
-    private static void pushChain(FreeStack stack, int top, int bottom) {
-        Page page = page(bottom);
-        while (true) {
-            long head = stack.head();
-            page.setNext(bottom & (PAGE_SIZE - 1), (int) head);
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32 | (top + 1))) {
-                return;
+            if (spins < 64) {
+                Thread.onSpinWait(); // every stripe busy at this instant: their holders are inside a few instructions
+            } else {
+                Thread.yield();
             }
         }
     }
 
-    /** Takes the whole stack, or returns -1 when it is empty; the caller owns the detached chain. */
-    private static int takeAll(FreeStack stack) {
-        while (true) {
-            long head = stack.head();
-            int top = (int) head;
-            if (top == 0) {
-                return -1;
-            }
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32)) {
-                return top - 1;
-            }
+    /** Takes a ready slot: from a stripe's stack, else another stripe's whole stack, else {@value #CHUNK} fresh ones. */
+    private static int takeSlot() {
+        Stripe stripe = lockStripe();
+        try {
+            int slot = stripe.popReady();
+            return slot >= 0 ? slot : refill(stripe);
+        } finally {
+            stripe.unlock();
+        }
+    }
+
+    /** Puts a slot that was taken but never went live back on a stripe's ready stack. */
+    private static void giveBack(int slot) {
+        Stripe stripe = lockStripe();
+        try {
+            stripe.pushReady(slot);
+        } finally {
+            stripe.unlock();
         }
     }
 
     /**
-     * For a stripe whose stack is empty: takes another stripe's whole stack, or else claims
-     * {@value #CHUNK} fresh slots; returns one slot and pushes the rest onto {@code own}.
+     * Puts a freed slot into a stripe's quarantine; when it is full, its oldest slot becomes
+     * ready, keeping its header unless the stripe keeps enough or the header is larger than it
+     * keeps. Allocates nothing; the one free() runs after the unlock.
      */
-    private static int refill(FreeStack own) {
-        for (FreeStack other : STACKS) {
-            if (other == own) {
+    private static void quarantine(int slot) {
+        long toFree = 0;
+        Stripe stripe = lockStripe();
+        try {
+            if (stripe.quarantined == QUARANTINE) {
+                int out = stripe.quarantine[stripe.oldest];
+                stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
+                stripe.quarantined--;
+                Page page = page(out);
+                int i = out & (PAGE_SIZE - 1);
+                if (stripe.readyCount >= KEPT_HEADERS || page.capacity(i) > KEPT_HEADER_BYTES) {
+                    toFree = page.address(i);
+                    page.setHeader(i, 0, 0);
+                }
+                stripe.pushReady(out);
+            }
+            stripe.quarantine[(stripe.oldest + stripe.quarantined) % QUARANTINE] = slot;
+            stripe.quarantined++;
+        } finally {
+            stripe.unlock();
+        }
+        if (toFree != 0) {
+            NativeMemory.free(toFree);
+        }
+    }
+
+    /**
+     * For a locked stripe whose stack is empty: takes another stripe's whole stack, or else claims
+     * {@value #CHUNK} fresh slots; returns one slot and leaves the rest on {@code own}'s stack.
+     */
+    private static int refill(Stripe own) {
+        for (Stripe other : STRIPES) {
+            if (other == own || other.readyCount == 0 || !other.tryLock()) {
                 continue;
             }
-            int top = takeAll(other);
-            if (top >= 0) {
-                int rest = page(top).next(top & (PAGE_SIZE - 1)) - 1;
-                if (rest >= 0) {
-                    int bottom = rest;
-                    for (int below; (below = page(bottom).next(bottom & (PAGE_SIZE - 1)) - 1) >= 0; ) {
-                        bottom = below;
-                    }
-                    pushChain(own, rest, bottom);
+            try {
+                if (other.readyCount > 0) {
+                    own.readyTop = other.readyTop; // own's stack is empty: the whole chain moves
+                    own.readyCount = other.readyCount;
+                    other.readyTop = 0;
+                    other.readyCount = 0;
                 }
-                return top;
+            } finally {
+                other.unlock();
+            }
+            int slot = own.popReady();
+            if (slot >= 0) {
+                return slot;
             }
         }
         int first = FRESH.getAndAdd(CHUNK);
@@ -419,11 +611,9 @@ final class ExportRegistry {
         if (PAGES.get(pageIndex) == null) {
             PAGES.compareAndSet(pageIndex, null, new Page());
         }
-        Page page = PAGES.get(pageIndex);
-        for (int slot = first + 1; slot < first + CHUNK - 1; slot++) {
-            page.setNext(slot & (PAGE_SIZE - 1), slot + 2); // links slot to slot + 1
+        for (int slot = first + CHUNK - 1; slot > first; slot--) {
+            own.pushReady(slot);
         }
-        pushChain(own, first + 1, first + CHUNK - 1);
         return first;
     }
 }
