@@ -24,26 +24,29 @@ import org.jdlpack.abi.plumbing.ThreadStripes;
  * words are also the counts: {@link #liveExports()} and {@link #exportHeaderBytes()} are read off
  * the LIVE slots when asked, so that no export and no deleter updates a counter.
  *
- * <p><b>A slot keeps its header.</b> The header (struct, shape, strides) an export is written into
- * is malloc'ed once for a slot and used again by the slot's next exports, so that an export and
- * its deleter call neither malloc nor free. A freed slot must not be used again at once, though:
+ * <p><b>Headers are used again, after a quarantine.</b> The header (struct, shape, strides) an
+ * export is written into is malloc'ed once and used again by later exports, so that an export and
+ * its deleter call neither malloc nor free. A freed header must not be used again at once, though:
  * the deleter gets nothing but the struct pointer and reads the id from the struct, so a buggy
  * second deleter call with the old pointer would read the next export's id and free it while its
- * consumer reads it. So a freed slot waits, with its header and the old id in it, in its thread
- * stripe's quarantine, first in, first out: only after {@value #QUARANTINE} later deletions on the
- * same stripe is it handed out again. Until then a second call reads the old id, whose slot is
- * not live, and is refused. A later one can still hit the reused header; the ABI leaves no way to
- * close that gap.
+ * consumer reads it. So a freed header waits, with the old id in it, in its thread stripe's
+ * quarantine, first in, first out: only after {@value #QUARANTINE} later deletions on the same
+ * stripe is it handed out again. Until then a second call reads the old id, whose slot is not
+ * live (or lives in a later generation), and is refused. A later one can still hit the reused
+ * header; the ABI leaves no way to close that gap. Slots themselves are used again at once, last
+ * freed first, so that a thread's exports keep touching the same few cache lines: the generation
+ * refuses a stale id.
  *
- * <p>Slots are kept per thread stripe ({@link ThreadStripes#COUNT}), each stripe under a try-lock
- * of its own: its quarantine and a stack of slots ready for reuse. An export takes the lock once
- * to take a slot, a deleter call once to give one back: threads exporting at once take different
- * locks, and no two slots share a cache line. A stripe whose stack runs dry takes another
- * stripe's whole stack before it takes fresh slots ({@value #CHUNK} at a time), so a producer
- * thread fed by a consumer thread does not grow the table. Nothing is allocated on the Java heap
- * per export (pages of 4096 slots, 1 MiB each, are added as needed, up to 2^28 live exports); a
- * stripe keeps the headers of at most {@value #KEPT_HEADERS} ready slots, and none larger than a
- * versioned struct of eight dimensions, and frees the rest.
+ * <p>Slots and headers are kept per thread stripe ({@link ThreadStripes#COUNT}), each stripe under
+ * a try-lock of its own: a stack of free slots, the quarantine, and the headers that have waited it
+ * out. An export takes the lock once to take a slot and a header, a deleter call once to give them
+ * back: threads exporting at once take different locks, and no two slots share a cache line. A
+ * stripe that runs out of slots or headers takes another stripe's before it makes new ones (fresh
+ * slots {@value #CHUNK} at a time, headers by malloc), so a producer thread fed by a consumer thread
+ * neither grows the table nor mallocs per export. Nothing is allocated on the Java heap per export
+ * (pages of 4096 slots, 1 MiB each, are added as needed, up to 2^28 live exports); a stripe keeps at
+ * most {@value #KEPT_HEADERS} headers past the quarantine, none larger than a versioned struct of
+ * eight dimensions, and frees the rest.
  */
 final class ExportRegistry {
 
@@ -56,11 +59,11 @@ final class ExportRegistry {
     private static final int MAX_PAGES = 1 << (SLOT_BITS - PAGE_BITS);
     /** Fresh slots a stripe claims at once, so that the shared counter of fresh slots is rarely touched. */
     private static final int CHUNK = 64;
-    /** Freed slots a stripe holds back, first in, first out, before their headers are used again. */
+    /** Freed headers a stripe holds back, first in, first out, before they are used again. */
     static final int QUARANTINE = 256;
-    /** Ready slots per stripe whose headers are kept for reuse; beyond, a header is freed. */
+    /** Headers past the quarantine a stripe keeps for reuse; beyond, a header is freed. */
     static final int KEPT_HEADERS = 256;
-    /** The header a slot mallocs at least, and the largest it keeps: a versioned struct of eight dimensions. */
+    /** The header malloc'ed at least, and the largest kept for reuse: a versioned struct of eight dimensions. */
     static final long KEPT_HEADER_BYTES = ManagedTensorKind.VERSIONED.structSize() + 16L * 8;
     private static final long FREE = 0;
     private static final long RESERVED = 1;
@@ -80,12 +83,12 @@ final class ExportRegistry {
         /** Longs per slot: 128 bytes. */
         private static final int STRIDE = 16;
         private static final int STATE = 0;
-        /** The slot's header: its address, 0 while it has none. */
+        /** The header of the slot's export, while reserved or live (after: the last one's, stale). */
         private static final int ADDRESS = 1;
         /** The bytes of the header the live export uses. */
         private static final int HEADER_BYTES = 2;
         private static final int KIND = 3;
-        /** Ready-stack link: the next ready slot + 1, 0 at the bottom; written and read under a stripe's lock. */
+        /** Free-stack link: the next free slot + 1, 0 at the bottom; written and read under a stripe's lock. */
         private static final int NEXT = 4;
         /** The bytes malloc'ed at {@link #ADDRESS}. */
         private static final int CAPACITY = 5;
@@ -142,7 +145,7 @@ final class ExportRegistry {
             return words[ROOM + i * STRIDE + CAPACITY];
         }
 
-        /** Gives the slot a header; only its holder (a reserver, or a stripe's lock) writes it. */
+        /** Gives the slot a header; only whoever took the slot writes it. */
         void setHeader(int i, long address, long capacity) {
             words[ROOM + i * STRIDE + ADDRESS] = address;
             words[ROOM + i * STRIDE + CAPACITY] = capacity;
@@ -179,16 +182,24 @@ final class ExportRegistry {
         long p0, p1, p2, p3, p4, p5, p6, p7;
     }
 
-    /** What a stripe's try-lock guards: its ready slots (a stack linked through the slots) and its quarantine (a ring). */
+    /**
+     * What a stripe's try-lock guards: its free slots (a stack linked through the slots), its
+     * quarantine (a ring of headers) and its spare headers (a stack), each header an address and
+     * its malloc'ed size.
+     */
     private static class StripeState extends StripeLeftPad {
         volatile int locked;
-        /** The top ready slot + 1; 0 when none is ready. */
+        /** The top free slot + 1; 0 when none is free. */
         int readyTop;
         int readyCount;
         /** The quarantine's oldest entry, and how many it holds. */
         int oldest;
         int quarantined;
-        final int[] quarantine = new int[QUARANTINE];
+        final long[] quarantineAddress = new long[QUARANTINE];
+        final long[] quarantineCapacity = new long[QUARANTINE];
+        int spareCount;
+        final long[] spareAddress = new long[KEPT_HEADERS];
+        final long[] spareCapacity = new long[KEPT_HEADERS];
     }
 
     /**
@@ -289,16 +300,20 @@ final class ExportRegistry {
      * @throws OutOfMemoryError if malloc returns NULL for a new header (nothing is taken)
      */
     static long reserve(long headerBytes) {
-        int slot = takeSlot();
+        long slotAndSpare = take(headerBytes);
+        int slot = (int) (slotAndSpare >>> 32);
         Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
-        if (page.capacity(i) < headerBytes) {
+        if ((int) slotAndSpare < 0) {
+            long capacity = Math.max(headerBytes, KEPT_HEADER_BYTES);
+            long address;
             try {
-                growHeader(page, i, headerBytes);
+                address = NativeMemory.malloc(capacity);
             } catch (Throwable t) {
-                giveBack(slot);
+                giveBack(slot, 0, 0);
                 throw t;
             }
+            page.setHeader(i, address, capacity);
         }
         long generation = (page.state(i) >>> 2) + 1;
         if (generation > MAX_GENERATION) {
@@ -306,17 +321,6 @@ final class ExportRegistry {
         }
         page.setState(i, generation << 2 | RESERVED); // the slot is ours alone: it came off a stack or was fresh
         return generation << SLOT_BITS | slot;
-    }
-
-    /** A first header for a slot, or a larger one than it has: malloc'ed before the old one is freed, so a failure leaves the slot as it was. */
-    private static void growHeader(Page page, int i, long headerBytes) {
-        long capacity = Math.max(headerBytes, KEPT_HEADER_BYTES);
-        long address = NativeMemory.malloc(capacity);
-        long old = page.address(i);
-        page.setHeader(i, address, capacity);
-        if (old != 0) {
-            NativeMemory.free(old);
-        }
     }
 
     /** {@return the address of a reserved slot's header} */
@@ -338,17 +342,19 @@ final class ExportRegistry {
         }
     }
 
-    /** Gives back a reserved slot whose export could not be built; it keeps its header. */
+    /** Gives back a reserved slot whose export could not be built, and its header (never handed out, so not quarantined). */
     static void cancel(long id) {
         int slot = (int) (id & SLOT_MASK);
-        page(slot).setState(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
-        giveBack(slot);
+        Page page = page(slot);
+        int i = slot & (PAGE_SIZE - 1);
+        page.setState(i, (id >>> SLOT_BITS) << 2 | FREE);
+        giveBack(slot, page.address(i), page.capacity(i));
     }
 
     /**
-     * Removes the live export with this id if it is the struct at {@code address} of this kind, and
-     * puts its slot, with the header, into the quarantine; exactly one caller can succeed for each
-     * export. Allocates nothing (it runs in deleter upcalls, possibly with the heap exhausted).
+     * Removes the live export with this id if it is the struct at {@code address} of this kind,
+     * frees its slot and puts its header into the quarantine; exactly one caller can succeed for
+     * each export. Allocates nothing (it runs in deleter upcalls, possibly with the heap exhausted).
      *
      * @return its owner, or null for an unknown id, a mismatched address or kind, or a second call
      */
@@ -375,7 +381,7 @@ final class ExportRegistry {
             return null; // another deleter call won
         }
         ExportHolder owner = page.takeOwner(i);
-        quarantine((int) slot);
+        retire((int) slot, address, page.capacity(i));
         if (Ledger.trackingEnabled()) {
             Ledger.untrack(id);
         }
@@ -418,8 +424,8 @@ final class ExportRegistry {
     }
 
     /**
-     * Frees the headers of every slot that is not in use (quarantined or ready): from now on a
-     * stale second deleter call finds no trace of them. Reserved and live slots keep theirs.
+     * Frees every header that is not in use (quarantined or spare): from now on a stale second
+     * deleter call finds no trace of them. Reserved and live slots keep theirs.
      */
     static void flush() {
         for (Stripe stripe : STRIPES) {
@@ -427,25 +433,17 @@ final class ExportRegistry {
                 Thread.onSpinWait();
             }
             try {
-                for (int n = 0; n < stripe.quarantined; n++) {
-                    freeHeader(stripe.quarantine[(stripe.oldest + n) % QUARANTINE]);
+                while (stripe.quarantined > 0) {
+                    NativeMemory.free(stripe.quarantineAddress[stripe.oldest]);
+                    stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
+                    stripe.quarantined--;
                 }
-                for (int slot = stripe.readyTop - 1; slot >= 0; slot = page(slot).next(slot & (PAGE_SIZE - 1)) - 1) {
-                    freeHeader(slot);
+                while (stripe.spareCount > 0) {
+                    NativeMemory.free(stripe.spareAddress[--stripe.spareCount]);
                 }
             } finally {
                 stripe.unlock();
             }
-        }
-    }
-
-    private static void freeHeader(int slot) {
-        Page page = page(slot);
-        int i = slot & (PAGE_SIZE - 1);
-        long address = page.address(i);
-        if (address != 0) {
-            page.setHeader(i, 0, 0);
-            NativeMemory.free(address);
         }
     }
 
@@ -474,6 +472,11 @@ final class ExportRegistry {
                 NativeMemory.writeLong(page.address(i) + kind.deleterOffset(), 0);
             }
         }
+    }
+
+    /** {@return how many slots were ever handed out: the table's size} For tests. */
+    static int slotsEverUsed() {
+        return FRESH.get();
     }
 
     /** {@return the slot an id names} For tests. */
@@ -526,55 +529,109 @@ final class ExportRegistry {
         }
     }
 
-    /** Takes a ready slot: from a stripe's stack, else another stripe's whole stack, else {@value #CHUNK} fresh ones. */
-    private static int takeSlot() {
+    /**
+     * Takes a free slot and, when the stripe has one large enough, a spare header, which the slot
+     * then holds: a stripe's own, else another stripe's, else {@value #CHUNK} fresh slots (and no
+     * header: the caller mallocs one).
+     *
+     * @return {@code slot << 32}, plus 0 when the slot got a header, or -1 in the low half when not
+     */
+    private static long take(long headerBytes) {
         Stripe stripe = lockStripe();
         try {
             int slot = stripe.popReady();
-            return slot >= 0 ? slot : refill(stripe);
+            if (slot < 0) {
+                slot = refill(stripe);
+            }
+            if (stripe.spareCount == 0) {
+                stealSpares(stripe);
+            }
+            int top = stripe.spareCount - 1;
+            if (top < 0 || stripe.spareCapacity[top] < headerBytes) {
+                return (long) slot << 32 | 0xFFFF_FFFFL;
+            }
+            stripe.spareCount = top;
+            page(slot).setHeader(slot & (PAGE_SIZE - 1), stripe.spareAddress[top], stripe.spareCapacity[top]);
+            return (long) slot << 32;
         } finally {
             stripe.unlock();
         }
     }
 
-    /** Puts a slot that was taken but never went live back on a stripe's ready stack. */
-    private static void giveBack(int slot) {
+    /** Puts a slot that never went live back, and its header, if any, among the spares (it was never handed out). */
+    private static void giveBack(int slot, long address, long capacity) {
+        long toFree = 0;
         Stripe stripe = lockStripe();
         try {
             stripe.pushReady(slot);
+            if (address != 0) {
+                toFree = keep(stripe, address, capacity);
+            }
         } finally {
             stripe.unlock();
+        }
+        if (toFree != 0) {
+            NativeMemory.free(toFree);
         }
     }
 
     /**
-     * Puts a freed slot into a stripe's quarantine; when it is full, its oldest slot becomes
-     * ready, keeping its header unless the stripe keeps enough or the header is larger than it
-     * keeps. Allocates nothing; the one free() runs after the unlock.
+     * Frees a slot (it is used again first) and puts its header into a stripe's quarantine; when
+     * that is full, its oldest header becomes a spare, or is freed. Allocates nothing; the one
+     * free() runs after the unlock.
      */
-    private static void quarantine(int slot) {
+    private static void retire(int slot, long address, long capacity) {
         long toFree = 0;
         Stripe stripe = lockStripe();
         try {
+            stripe.pushReady(slot);
             if (stripe.quarantined == QUARANTINE) {
-                int out = stripe.quarantine[stripe.oldest];
-                stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
+                int oldest = stripe.oldest;
+                stripe.oldest = (oldest + 1) % QUARANTINE;
                 stripe.quarantined--;
-                Page page = page(out);
-                int i = out & (PAGE_SIZE - 1);
-                if (stripe.readyCount >= KEPT_HEADERS || page.capacity(i) > KEPT_HEADER_BYTES) {
-                    toFree = page.address(i);
-                    page.setHeader(i, 0, 0);
-                }
-                stripe.pushReady(out);
+                toFree = keep(stripe, stripe.quarantineAddress[oldest], stripe.quarantineCapacity[oldest]);
             }
-            stripe.quarantine[(stripe.oldest + stripe.quarantined) % QUARANTINE] = slot;
+            int at = (stripe.oldest + stripe.quarantined) % QUARANTINE;
+            stripe.quarantineAddress[at] = address;
+            stripe.quarantineCapacity[at] = capacity;
             stripe.quarantined++;
         } finally {
             stripe.unlock();
         }
         if (toFree != 0) {
             NativeMemory.free(toFree);
+        }
+    }
+
+    /** Keeps a header that may be used again as a spare; {@return 0, or its address when the caller must free it instead} */
+    private static long keep(Stripe stripe, long address, long capacity) {
+        if (stripe.spareCount == KEPT_HEADERS || capacity > KEPT_HEADER_BYTES) {
+            return address;
+        }
+        stripe.spareAddress[stripe.spareCount] = address;
+        stripe.spareCapacity[stripe.spareCount] = capacity;
+        stripe.spareCount++;
+        return 0;
+    }
+
+    /** For a locked stripe without spares: takes another stripe's, all of them, if one has any. */
+    private static void stealSpares(Stripe own) {
+        for (Stripe other : STRIPES) {
+            if (other == own || other.spareCount == 0 || !other.tryLock()) {
+                continue;
+            }
+            try {
+                int n = other.spareCount;
+                System.arraycopy(other.spareAddress, 0, own.spareAddress, 0, n);
+                System.arraycopy(other.spareCapacity, 0, own.spareCapacity, 0, n);
+                own.spareCount = n;
+                other.spareCount = 0;
+            } finally {
+                other.unlock();
+            }
+            if (own.spareCount > 0) {
+                return;
+            }
         }
     }
 

@@ -115,19 +115,19 @@ class ExportMisuseTest {
     }
 
     /**
-     * Exports until an export lands on {@code slot}, deleting each other export at once: a freed
-     * slot comes back after {@link ExportRegistry#QUARANTINE} later deletions on its stripe, and
-     * then first (unless another thread of the same stripe, the safety net say, freed one since).
+     * Exports until an export lands on {@code slot}, deleting each other export at once: a stripe
+     * gives its last freed slot back first (unless another thread of the same stripe, the safety
+     * net say, freed one since).
      */
     private MemorySegment exportOnSlot(ExportOwner owner, int slot) {
-        for (int attempt = 0; attempt < ExportRegistry.QUARANTINE + 64; attempt++) {
+        for (int attempt = 0; attempt < 64; attempt++) {
             MemorySegment p = owner.exportPointer(spec, ExportOptions.VERSIONED);
             if (ExportRegistry.slotOf(managerCtx(p)) == slot) {
                 return p;
             }
             PEER.delete(p, false);
         }
-        throw new AssertionError("slot " + slot + " was not reused within " + (ExportRegistry.QUARANTINE + 64) + " exports on this thread");
+        throw new AssertionError("slot " + slot + " was not reused within 64 exports on this thread");
     }
 
     @Test
