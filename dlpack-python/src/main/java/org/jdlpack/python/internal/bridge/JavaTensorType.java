@@ -88,11 +88,21 @@ public final class JavaTensorType {
 
     /** {@return whether {@code object} is an instance of the type (exactly: the type cannot be subclassed)} */
     static boolean isInstance(MemorySegment object) {
-        return object.address() != 0 && LibPython.memory(object, HEADER).get(ADDRESS, OB_TYPE).address() == type.address();
+        return isInstance(object.address());
+    }
+
+    /** {@link #isInstance(MemorySegment)} of a raw address. */
+    static boolean isInstance(long object) {
+        return object != 0 && LibPython.memory(object, HEADER).get(JAVA_LONG, OB_TYPE) == type.address();
     }
 
     /** {@return the instance's fields, readable and writable} */
     static MemorySegment fields(MemorySegment instance) {
+        return LibPython.memory(instance, SIZE);
+    }
+
+    /** {@link #fields(MemorySegment)} of a raw address. */
+    static MemorySegment fields(long instance) {
         return LibPython.memory(instance, SIZE);
     }
 
