@@ -31,7 +31,7 @@ import org.jdlpack.abi.plumbing.ThreadStripes;
  * second deleter call with the old pointer would read the next export's id and free it while its
  * consumer reads it. So a freed header waits, with the old id in it, in its thread stripe's
  * quarantine, first in, first out: only after {@value #QUARANTINE} later deletions on the same
- * stripe is it handed out again. Until then a second call reads the old id, whose slot is not
+ * stripe (or {@value #QUARANTINE_BYTES} bytes of later headers) is it handed out again. Until then a second call reads the old id, whose slot is not
  * live (or lives in a later generation), and is refused. A later one can still hit the reused
  * header; the ABI leaves no way to close that gap. Slots themselves are used again at once, last
  * freed first, so that a thread's exports keep touching the same few cache lines: the generation
@@ -61,6 +61,8 @@ final class ExportRegistry {
     private static final int CHUNK = 64;
     /** Freed headers a stripe holds back, first in, first out, before they are used again. */
     static final int QUARANTINE = 256;
+    /** Header bytes a stripe's quarantine holds at most (headers of many dimensions are large). */
+    static final long QUARANTINE_BYTES = 64 * 1024;
     /** Headers past the quarantine a stripe keeps for reuse; beyond, a header is freed. */
     static final int KEPT_HEADERS = 256;
     /** The header malloc'ed at least, and the largest kept for reuse: a versioned struct of eight dimensions. */
@@ -195,6 +197,7 @@ final class ExportRegistry {
         /** The quarantine's oldest entry, and how many it holds. */
         int oldest;
         int quarantined;
+        long quarantinedBytes;
         final long[] quarantineAddress = new long[QUARANTINE];
         final long[] quarantineCapacity = new long[QUARANTINE];
         int spareCount;
@@ -435,6 +438,7 @@ final class ExportRegistry {
             try {
                 while (stripe.quarantined > 0) {
                     NativeMemory.free(stripe.quarantineAddress[stripe.oldest]);
+                    stripe.quarantinedBytes -= stripe.quarantineCapacity[stripe.oldest];
                     stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
                     stripe.quarantined--;
                 }
@@ -577,24 +581,31 @@ final class ExportRegistry {
 
     /**
      * Frees a slot (it is used again first) and puts its header into a stripe's quarantine; when
-     * that is full, its oldest header becomes a spare, or is freed. Allocates nothing; the one
-     * free() runs after the unlock.
+     * that is full ({@value #QUARANTINE} headers or {@value #QUARANTINE_BYTES} bytes), its oldest
+     * headers become spares, or are freed. Allocates nothing; in the common case (one header
+     * leaves, a spare) nothing is freed, else the last free() runs after the unlock.
      */
     private static void retire(int slot, long address, long capacity) {
         long toFree = 0;
         Stripe stripe = lockStripe();
         try {
             stripe.pushReady(slot);
-            if (stripe.quarantined == QUARANTINE) {
+            while (stripe.quarantined == QUARANTINE
+                    || stripe.quarantined > 0 && stripe.quarantinedBytes + capacity > QUARANTINE_BYTES) {
+                if (toFree != 0) {
+                    NativeMemory.free(toFree); // a second header out at once: only after large ones
+                }
                 int oldest = stripe.oldest;
                 stripe.oldest = (oldest + 1) % QUARANTINE;
                 stripe.quarantined--;
+                stripe.quarantinedBytes -= stripe.quarantineCapacity[oldest];
                 toFree = keep(stripe, stripe.quarantineAddress[oldest], stripe.quarantineCapacity[oldest]);
             }
             int at = (stripe.oldest + stripe.quarantined) % QUARANTINE;
             stripe.quarantineAddress[at] = address;
             stripe.quarantineCapacity[at] = capacity;
             stripe.quarantined++;
+            stripe.quarantinedBytes += capacity;
         } finally {
             stripe.unlock();
         }
