@@ -10,19 +10,12 @@ import org.jdlpack.abi.stripes.ThreadStripes;
  * The process-wide counters behind {@code org.jdlpack.abi.DLPackStats}. Updated from any thread,
  * upcalls included; {@link LongAdder} keeps contended updates cheap. What can be counted where it
  * already lies is counted there when asked, not on the hot path, and not here: the owned managed
- * tensors are the claims in {@code OwnedPointers}, which {@code DLPackStats} counts itself, so
- * that the counters, which both sides update, know neither side.
+ * tensors are the claims in {@code OwnedPointers}, the live exports and their header bytes the
+ * live slots of {@code ExportRegistry}, which {@code DLPackStats} counts itself, so that the
+ * counters, which both sides update, know neither side.
  */
 final class Counters {
 
-    /**
-     * Live exports and their header bytes in one sum, {@code exports << 40 | bytes}, so that an
-     * export and its deleter update one adder each, not two: a header is at most 80 + 16 * 64
-     * bytes, so 2^28 live exports stay far below 2^40 bytes. Exact, as the adds and subtracts
-     * pair up whatever cells they land in.
-     */
-    private static final StripedSum EXPORTS = new StripedSum();
-    private static final int EXPORT_SHIFT = 40;
     /** Export owners whose release action has not run: opened minus released. */
     private static final StripedSum EXPORT_OWNERS = new StripedSum();
     /** Deleter calls for a pointer that is not a live export of ours. */
@@ -61,16 +54,6 @@ final class Counters {
         }
     }
 
-    /** An export went live with a header of {@code headerBytes}. */
-    static void exportPublished(long headerBytes) {
-        EXPORTS.add(1L << EXPORT_SHIFT | headerBytes);
-    }
-
-    /** An export's deleter ran. */
-    static void exportRemoved(long headerBytes) {
-        EXPORTS.add(-(1L << EXPORT_SHIFT | headerBytes));
-    }
-
     /** An export owner was made. */
     static void exportOwnerOpened() {
         EXPORT_OWNERS.add(1);
@@ -84,15 +67,5 @@ final class Counters {
     /** {@return export owners whose release action has not run} */
     static long liveExportOwners() {
         return EXPORT_OWNERS.sum();
-    }
-
-    /** {@return exports whose deleter has not run yet} */
-    static long liveExports() {
-        return EXPORTS.sum() >>> EXPORT_SHIFT;
-    }
-
-    /** {@return bytes of export headers (struct, shape, strides) allocated with malloc and not yet freed} */
-    static long exportHeaderBytes() {
-        return EXPORTS.sum() & ((1L << EXPORT_SHIFT) - 1);
     }
 }

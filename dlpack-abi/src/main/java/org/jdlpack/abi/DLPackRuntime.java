@@ -52,7 +52,7 @@ public final class DLPackRuntime {
      */
     public static String liveObjects() {
         List<String> live = new ArrayList<>();
-        long exports = Counters.liveExports();
+        long exports = ExportRegistry.liveExports();
         if (exports != 0) {
             live.add(exports + " live exports (their consumers have not called the deleter)");
         }
@@ -81,7 +81,7 @@ public final class DLPackRuntime {
     /**
      * Releases jdlpack's process-wide state: switches the deleter upcall stubs off (they are never
      * freed: a consumer's late call then does nothing, and the stubs keep no jdlpack class
-     * reachable), frees the quarantined export headers, removes the shutdown hook, stops the
+     * reachable), frees the headers the export registry keeps for reuse, removes the shutdown hook, stops the
      * safety net's thread, and releases what other modules registered. Does nothing that was not
      * started.
      *
@@ -105,7 +105,7 @@ public final class DLPackRuntime {
         if (!live.isEmpty()) {
             throw refused(live + " (made while the release ran)");
         }
-        HeaderQuarantine.flush();
+        ExportRegistry.flush();
         Ledger.stop();
     }
 

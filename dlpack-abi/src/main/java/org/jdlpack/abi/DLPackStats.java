@@ -61,12 +61,12 @@ public final class DLPackStats {
 
     /** {@return the number of exports whose deleter has not been called yet} */
     public static long liveExports() {
-        return Counters.liveExports();
+        return ExportRegistry.liveExports();
     }
 
     /** {@return the native bytes held by live export headers (struct, shape and strides): allocated and not yet freed} */
     public static long exportHeaderBytes() {
-        return Counters.exportHeaderBytes();
+        return ExportRegistry.exportHeaderBytes();
     }
 
     /**

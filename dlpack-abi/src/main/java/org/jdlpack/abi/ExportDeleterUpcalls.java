@@ -29,15 +29,15 @@ import org.jdlpack.abi.plumbing.Upcalls;
  * and logged.
  *
  * <p>The path through a deleter allocates nothing on the Java heap (the stub passes the pointer as
- * a {@code long}, the registry and the quarantine are preallocated, free() takes a {@code long}),
+ * a {@code long}, the registry and its quarantine are preallocated, free() takes a {@code long}),
  * so it works with the heap exhausted, and the failure paths log constant messages so that they
  * work where little stack is left: on a small native stack, the first thing to fail is the deleter,
  * and its catch block must not fail again while building a message. Only the owner's release
  * action, user code, may allocate.
  *
- * <p>A release against an export on another thread: the export counts itself live
- * ({@link Counters#exportPublished}) before it checks that the stubs are on ({@link #ensureOn}), and
- * the release switches them off before it counts the live exports again. Both are sequentially
+ * <p>A release against an export on another thread: the export makes its registry slot live (a
+ * volatile store, {@link ExportRegistry#publish}) before it checks that the stubs are on
+ * ({@link #ensureOn}), and the release switches them off before it counts the live slots again. Both are sequentially
  * consistent, so one of the two sees the other: either the release finds the export and switches
  * the stubs back on, or the export finds them off and waits on this class's lock until the
  * release is done, then switches them on.

@@ -235,22 +235,23 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
                     + "may call the deleter, and so free the memory, on any thread; allocate it in a shared or global arena "
                     + "(Arena.ofShared(), Arena.global()), or an automatic one kept reachable by ExportOwner.of(arena, release)");
         }
-        long id = ExportRegistry.reserve();
+        long headerBytes = ManagedTensorWriter.headerBytes(kind, spec.layout().ndim());
+        long id = ExportRegistry.reserve(headerBytes);
         try {
             retain0();
         } catch (RuntimeException e) {
             ExportRegistry.cancel(id);
             throw e;
         }
-        long address;
+        long address = ExportRegistry.headerAddress(id);
         try {
-            address = ManagedTensorWriter.write(kind, spec, options, id);
+            ManagedTensorWriter.write(kind, spec, options, id, address);
         } catch (Throwable t) {
             ExportRegistry.cancel(id);
             dropReference();
             throw t;
         }
-        ExportRegistry.publish(id, this, kind, address, ManagedTensorWriter.headerBytes(kind, spec.layout().ndim()));
+        ExportRegistry.publish(id, this, kind, headerBytes);
         // Counted live first, then the stubs checked: a DLPackRuntime.release() on another thread
         // either sees this export, or has switched the deleter off and this switches it on again.
         ExportDeleterUpcalls.ensureOn();

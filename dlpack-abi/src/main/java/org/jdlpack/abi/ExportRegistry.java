@@ -20,15 +20,33 @@ import org.jdlpack.abi.stripes.ThreadStripes;
  * ({@code generation << 2 | phase}) moves FREE, RESERVED, LIVE, FREE, ..., and the generation
  * grows on every reuse, wrapping from {@link #MAX_GENERATION} to 1 (never 0, so that no id is 0 or
  * negative), so a second deleter call for a struct whose slot was reused finds another generation
- * and is refused. Removal is one compare-and-set on that state: exactly one caller wins.
+ * and is refused. Removal is one compare-and-set on that state: exactly one caller wins. The state
+ * words are also the counts: {@link #liveExports()} and {@link #exportHeaderBytes()} are read off
+ * the LIVE slots when asked, so that no export and no deleter updates a counter.
  *
- * <p>Free slots are kept on {@link ThreadStripes#COUNT} lock-free stacks, one per thread stripe,
- * and a stripe takes never-used slots {@value #CHUNK} at a time: threads exporting at once touch
- * different stack heads, and no two slots share a cache line. A freed slot goes to the
- * stack of the thread that freed it; a stripe that runs dry takes another stripe's whole stack
- * before it takes fresh slots, so a producer thread fed by a consumer thread does not grow the
- * table. Nothing is allocated per export (pages of 4096 slots, 1 MiB each, are added as needed, up
- * to 2^28 live exports).
+ * <p><b>Headers are used again, after a quarantine.</b> The header (struct, shape, strides) an
+ * export is written into is malloc'ed once and used again by later exports, so that an export and
+ * its deleter call neither malloc nor free. A freed header must not be used again at once, though:
+ * the deleter gets nothing but the struct pointer and reads the id from the struct, so a buggy
+ * second deleter call with the old pointer would read the next export's id and free it while its
+ * consumer reads it. So a freed header waits, with the old id in it, in its thread stripe's
+ * quarantine, first in, first out: only after {@value #QUARANTINE} later deletions on the same
+ * stripe (or {@value #QUARANTINE_BYTES} bytes of later headers) is it handed out again. Until then a second call reads the old id, whose slot is not
+ * live (or lives in a later generation), and is refused. A later one can still hit the reused
+ * header; the ABI leaves no way to close that gap. Slots themselves are used again at once, last
+ * freed first, so that a thread's exports keep touching the same few cache lines: the generation
+ * refuses a stale id.
+ *
+ * <p>Slots and headers are kept per thread stripe ({@link ThreadStripes#COUNT}), each stripe under
+ * a try-lock of its own: a stack of free slots, the quarantine, and the headers that have waited it
+ * out. An export takes the lock once to take a slot and a header, a deleter call once to give them
+ * back: threads exporting at once take different locks, and no two slots share a cache line. A
+ * stripe that runs out of slots or headers takes another stripe's before it makes new ones (fresh
+ * slots {@value #CHUNK} at a time, headers by malloc), so a producer thread fed by a consumer thread
+ * neither grows the table nor mallocs per export. Nothing is allocated on the Java heap per export
+ * (pages of 4096 slots, 1 MiB each, are added as needed, up to 2^28 live exports); a stripe keeps at
+ * most {@value #KEPT_HEADERS} headers past the quarantine, none larger than a versioned struct of
+ * eight dimensions, and frees the rest.
  */
 final class ExportRegistry {
 
@@ -41,6 +59,14 @@ final class ExportRegistry {
     private static final int MAX_PAGES = 1 << (SLOT_BITS - PAGE_BITS);
     /** Fresh slots a stripe claims at once, so that the shared counter of fresh slots is rarely touched. */
     private static final int CHUNK = 64;
+    /** Freed headers a stripe holds back, first in, first out, before they are used again. */
+    static final int QUARANTINE = 256;
+    /** Header bytes a stripe's quarantine holds at most (headers of many dimensions are large). */
+    static final long QUARANTINE_BYTES = 64 * 1024;
+    /** Headers past the quarantine a stripe keeps for reuse; beyond, a header is freed. */
+    static final int KEPT_HEADERS = 256;
+    /** The header malloc'ed at least, and the largest kept for reuse: a versioned struct of eight dimensions. */
+    static final long KEPT_HEADER_BYTES = ManagedTensorKind.VERSIONED.structSize() + 16L * 8;
     private static final long FREE = 0;
     private static final long RESERVED = 1;
     private static final long LIVE = 2;
@@ -51,7 +77,7 @@ final class ExportRegistry {
      * slots, the neighbours of the slot that stripe keeps reusing. In one array per field,
      * neighbours share every cache line they write. Objects are only 8-byte aligned, so a 64-byte
      * stride would still let a slot's words spill into the line where the next slot's begin; 128
-     * bytes apart, with 40 bytes used, no 64-byte line holds words of two slots, and slot 0 keeps
+     * bytes apart, with 48 bytes used, no 64-byte line holds words of two slots, and slot 0 keeps
      * clear of the line each array's length is read from. 1 MiB a page (1.5 MiB without
      * compressed references), allocated by the export that first needs it.
      */
@@ -59,11 +85,15 @@ final class ExportRegistry {
         /** Longs per slot: 128 bytes. */
         private static final int STRIDE = 16;
         private static final int STATE = 0;
+        /** The header of the slot's export, while reserved or live (after: the last one's, stale). */
         private static final int ADDRESS = 1;
+        /** The bytes of the header the live export uses. */
         private static final int HEADER_BYTES = 2;
         private static final int KIND = 3;
-        /** Free-stack link: the next free slot + 1, 0 at the bottom; published by the head's CAS. */
+        /** Free-stack link: the next free slot + 1, 0 at the bottom; written and read under a stripe's lock. */
         private static final int NEXT = 4;
+        /** The bytes malloc'ed at {@link #ADDRESS}. */
+        private static final int CAPACITY = 5;
         /** References per owner: 128 bytes with compressed references, 256 without. */
         private static final int OWNER_STRIDE = 32;
         private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -77,7 +107,7 @@ final class ExportRegistry {
         private static final int ROOM = STRIDE;
         private static final int OWNER_ROOM = OWNER_STRIDE;
 
-        /** Plain words, but for the state: its release write and volatile read publish the others. Words 0-4 of a slot are used. */
+        /** Plain words, but for the state: its volatile write and read publish the others. Words 0-5 of a slot are used. */
         private final long[] words = new long[ROOM + PAGE_SIZE * STRIDE];
         private final ExportHolder[] owners = new ExportHolder[OWNER_ROOM + PAGE_SIZE * OWNER_STRIDE];
 
@@ -85,25 +115,42 @@ final class ExportRegistry {
             return (long) WORDS.getVolatile(words, ROOM + i * STRIDE + STATE);
         }
 
-        /** A release store (no fence on x86): it publishes the slot's fields to whoever reads the state. */
+        /** A release store (no fence on x86): publishes the slot's fields to whoever reads the state. */
         void setState(int i, long state) {
             WORDS.setRelease(words, ROOM + i * STRIDE + STATE, state);
+        }
+
+        /**
+         * A volatile store: publishes the slot's fields, and is ordered before the volatile reads
+         * that follow it, as {@link ExportDeleterUpcalls}' handshake with a release needs.
+         */
+        void setStateVolatile(int i, long state) {
+            WORDS.setVolatile(words, ROOM + i * STRIDE + STATE, state);
         }
 
         boolean replaceState(int i, long expected, long state) {
             return WORDS.compareAndSet(words, ROOM + i * STRIDE + STATE, expected, state);
         }
 
-        /** Fills a reserved slot; {@link #setState} then publishes it. */
-        void fill(int i, ExportHolder owner, long address, long headerBytes, ManagedTensorKind kind) {
+        /** Fills a reserved slot; {@link #setStateVolatile} then publishes it. */
+        void fill(int i, ExportHolder owner, long headerBytes, ManagedTensorKind kind) {
             owners[OWNER_ROOM + i * OWNER_STRIDE] = owner;
-            words[ROOM + i * STRIDE + ADDRESS] = address;
             words[ROOM + i * STRIDE + HEADER_BYTES] = headerBytes;
             words[ROOM + i * STRIDE + KIND] = kind.ordinal();
         }
 
         long address(int i) {
             return words[ROOM + i * STRIDE + ADDRESS];
+        }
+
+        long capacity(int i) {
+            return words[ROOM + i * STRIDE + CAPACITY];
+        }
+
+        /** Gives the slot a header; only whoever took the slot writes it. */
+        void setHeader(int i, long address, long capacity) {
+            words[ROOM + i * STRIDE + ADDRESS] = address;
+            words[ROOM + i * STRIDE + CAPACITY] = capacity;
         }
 
         long headerBytes(int i) {
@@ -130,46 +177,89 @@ final class ExportRegistry {
         }
     }
 
+    /** Padding before a stripe's state, the 4-byte gap after the object header taken (see {@link Stripe}). */
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static class StripeLeftPad {
+        int gap;
+        long p0, p1, p2, p3, p4, p5, p6, p7;
+    }
+
     /**
-     * One stripe's stack of free slots: {@code tag << 32 | (slot + 1)}, 0 slot part when empty; the
-     * tag defeats ABA. Padded so that two heads never share a cache line.
+     * What a stripe's try-lock guards: its free slots (a stack linked through the slots), its
+     * quarantine (a ring of headers) and its spare headers (a stack), each header an address and
+     * its malloc'ed size.
+     */
+    private static class StripeState extends StripeLeftPad {
+        volatile int locked;
+        /** The top free slot + 1; 0 when none is free. */
+        int readyTop;
+        int readyCount;
+        /** The quarantine's oldest entry, and how many it holds. */
+        int oldest;
+        int quarantined;
+        long quarantinedBytes;
+        final long[] quarantineAddress = new long[QUARANTINE];
+        final long[] quarantineCapacity = new long[QUARANTINE];
+        int spareCount;
+        final long[] spareAddress = new long[KEPT_HEADERS];
+        final long[] spareCapacity = new long[KEPT_HEADERS];
+    }
+
+    /**
+     * One stripe. Padded on both sides through its superclasses: the JVM lays out superclass
+     * fields first and sorts each class's fields by size, so padding fields declared around the
+     * state in one class would not surround it.
      */
     @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class FreeStack {
-        private static final VarHandle HEAD;
+    private static final class Stripe extends StripeState {
+        private static final VarHandle LOCKED;
 
         static {
             try {
-                HEAD = MethodHandles.lookup().findVarHandle(FreeStack.class, "head", long.class);
+                LOCKED = MethodHandles.lookup().findVarHandle(StripeState.class, "locked", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        long p0, p1, p2, p3, p4, p5, p6;
-        volatile long head;
-        long q0, q1, q2, q3, q4, q5, q6;
+        long q0, q1, q2, q3, q4, q5, q6, q7;
 
-        long head() {
-            return head;
+        boolean tryLock() {
+            return locked == 0 && LOCKED.compareAndSet(this, 0, 1);
         }
 
-        boolean replace(long expected, long next) {
-            return HEAD.compareAndSet(this, expected, next);
+        void unlock() {
+            LOCKED.setRelease(this, 0); // a release store: no fence on x86, and nothing after it must wait for it
+        }
+
+        /** {@return the top ready slot, taken off the stack, or -1} */
+        int popReady() {
+            int top = readyTop - 1;
+            if (top >= 0) {
+                readyTop = page(top).next(top & (PAGE_SIZE - 1));
+                readyCount--;
+            }
+            return top;
+        }
+
+        void pushReady(int slot) {
+            page(slot).setNext(slot & (PAGE_SIZE - 1), readyTop);
+            readyTop = slot + 1;
+            readyCount++;
         }
     }
 
     private static final AtomicReferenceArray<Page> PAGES = new AtomicReferenceArray<>(MAX_PAGES);
     /** The next slot never used yet; moves {@value #CHUNK} at a time. */
     private static final AtomicInteger FRESH = new AtomicInteger();
-    private static final FreeStack[] STACKS = new FreeStack[ThreadStripes.COUNT];
+    private static final Stripe[] STRIPES = new Stripe[ThreadStripes.COUNT];
 
     /** The shutdown hook that disarms live exports; registered by the first export, removed by a release. */
     private static Thread disarmHook;
 
     static {
-        for (int i = 0; i < STACKS.length; i++) {
-            STACKS[i] = new FreeStack();
+        for (int i = 0; i < STRIPES.length; i++) {
+            STRIPES[i] = new Stripe();
         }
     }
 
@@ -206,15 +296,28 @@ final class ExportRegistry {
     private ExportRegistry() {
     }
 
-    /** Claims a slot for an export being built; its id goes into {@code manager_ctx}. */
-    static long reserve() {
-        FreeStack stack = STACKS[ThreadStripes.current()];
-        int slot = pop(stack);
-        if (slot < 0) {
-            slot = refill(stack);
-        }
-        Page page = PAGES.get(slot >>> PAGE_BITS);
+    /**
+     * Claims a slot for an export being built, with a header of at least {@code headerBytes} at
+     * {@link #headerAddress}; its id goes into {@code manager_ctx}.
+     *
+     * @throws OutOfMemoryError if malloc returns NULL for a new header (nothing is taken)
+     */
+    static long reserve(long headerBytes) {
+        long slotAndSpare = take(headerBytes);
+        int slot = (int) (slotAndSpare >>> 32);
+        Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
+        if ((int) slotAndSpare < 0) {
+            long capacity = Math.max(headerBytes, KEPT_HEADER_BYTES);
+            long address;
+            try {
+                address = NativeMemory.malloc(capacity);
+            } catch (Throwable t) {
+                giveBack(slot, 0, 0);
+                throw t;
+            }
+            page.setHeader(i, address, capacity);
+        }
         long generation = (page.state(i) >>> 2) + 1;
         if (generation > MAX_GENERATION) {
             generation = 1; // wrap, skipping 0: an id must stay positive
@@ -223,31 +326,38 @@ final class ExportRegistry {
         return generation << SLOT_BITS | slot;
     }
 
-    /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
-    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long address, long headerBytes) {
+    /** {@return the address of a reserved slot's header} */
+    static long headerAddress(long id) {
         int slot = (int) (id & SLOT_MASK);
-        Page page = PAGES.get(slot >>> PAGE_BITS);
+        return page(slot).address(slot & (PAGE_SIZE - 1));
+    }
+
+    /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
+    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long headerBytes) {
+        int slot = (int) (id & SLOT_MASK);
+        Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
-        page.fill(i, owner, address, headerBytes, kind);
-        page.setState(i, (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields above
-        Counters.exportPublished(headerBytes);
+        page.fill(i, owner, headerBytes, kind);
+        page.setStateVolatile(i, (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields above; counted live from here
         if (Ledger.trackingEnabled()) {
+            long address = page.address(i);
             Ledger.track(id, () -> "export " + id + " (" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
         }
     }
 
-    /** Gives back a reserved slot whose export could not be built. */
+    /** Gives back a reserved slot whose export could not be built, and its header (never handed out, so not quarantined). */
     static void cancel(long id) {
         int slot = (int) (id & SLOT_MASK);
-        page(slot).setState(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | FREE);
-        push(STACKS[ThreadStripes.current()], slot);
+        Page page = page(slot);
+        int i = slot & (PAGE_SIZE - 1);
+        page.setState(i, (id >>> SLOT_BITS) << 2 | FREE);
+        giveBack(slot, page.address(i), page.capacity(i));
     }
 
     /**
-     * Removes the live export with this id if it is the struct at {@code address} of this kind, and
-     * hands its header to the {@link HeaderQuarantine}, which frees it later; exactly one caller can
-     * succeed for each export. Allocates nothing (it runs in deleter upcalls,
-     * possibly with the heap exhausted).
+     * Removes the live export with this id if it is the struct at {@code address} of this kind,
+     * frees its slot and puts its header into the quarantine; exactly one caller can succeed for
+     * each export. Allocates nothing (it runs in deleter upcalls, possibly with the heap exhausted).
      *
      * @return its owner, or null for an unknown id, a mismatched address or kind, or a second call
      */
@@ -274,14 +384,71 @@ final class ExportRegistry {
             return null; // another deleter call won
         }
         ExportHolder owner = page.takeOwner(i);
-        long headerBytes = page.headerBytes(i);
-        push(STACKS[ThreadStripes.current()], (int) slot);
-        HeaderQuarantine.retire(address, headerBytes);
-        Counters.exportRemoved(headerBytes);
+        retire((int) slot, address, page.capacity(i));
         if (Ledger.trackingEnabled()) {
             Ledger.untrack(id);
         }
         return owner;
+    }
+
+    /** {@return the exports whose deleter has not run: the LIVE slots, counted} */
+    static long liveExports() {
+        long live = 0;
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = page(slot);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1; // skip the missing page
+                continue;
+            }
+            if ((page.state(slot & (PAGE_SIZE - 1)) & 3) == LIVE) {
+                live++;
+            }
+        }
+        return live;
+    }
+
+    /** {@return the header bytes (struct, shape, strides) of the exports whose deleter has not run} */
+    static long exportHeaderBytes() {
+        long bytes = 0;
+        int fresh = FRESH.get();
+        for (int slot = 0; slot < fresh; slot++) {
+            Page page = page(slot);
+            if (page == null) {
+                slot |= PAGE_SIZE - 1;
+                continue;
+            }
+            int i = slot & (PAGE_SIZE - 1);
+            if ((page.state(i) & 3) == LIVE) {
+                bytes += page.headerBytes(i); // written before the state's volatile store, so seen after its read
+            }
+        }
+        return bytes;
+    }
+
+    /**
+     * Frees every header that is not in use (quarantined or spare): from now on a stale second
+     * deleter call finds no trace of them. Reserved and live slots keep theirs.
+     */
+    static void flush() {
+        for (Stripe stripe : STRIPES) {
+            while (!stripe.tryLock()) {
+                Thread.onSpinWait();
+            }
+            try {
+                while (stripe.quarantined > 0) {
+                    NativeMemory.free(stripe.quarantineAddress[stripe.oldest]);
+                    stripe.quarantinedBytes -= stripe.quarantineCapacity[stripe.oldest];
+                    stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
+                    stripe.quarantined--;
+                }
+                while (stripe.spareCount > 0) {
+                    NativeMemory.free(stripe.spareAddress[--stripe.spareCount]);
+                }
+            } finally {
+                stripe.unlock();
+            }
+        }
     }
 
     /**
@@ -309,6 +476,11 @@ final class ExportRegistry {
                 NativeMemory.writeLong(page.address(i) + kind.deleterOffset(), 0);
             }
         }
+    }
+
+    /** {@return how many slots were ever handed out: the table's size} For tests. */
+    static int slotsEverUsed() {
+        return FRESH.get();
     }
 
     /** {@return the slot an id names} For tests. */
@@ -340,74 +512,162 @@ final class ExportRegistry {
         return PAGES.get(slot >>> PAGE_BITS);
     }
 
-    private static int pop(FreeStack stack) {
-        while (true) {
-            long head = stack.head();
-            int top = (int) head;
-            if (top == 0) {
-                return -1;
+    /**
+     * Locks a stripe: this thread's, or when another thread holds it, the next free one; so no
+     * thread waits while another stripe is free.
+     */
+    private static Stripe lockStripe() {
+        int start = ThreadStripes.current();
+        for (int spins = 0; ; spins++) {
+            for (int n = 0; n < STRIPES.length; n++) {
+                Stripe stripe = STRIPES[(start + n) & (STRIPES.length - 1)];
+                if (stripe.tryLock()) {
+                    return stripe;
+                }
             }
-            int slot = top - 1;
-            int below = page(slot).next(slot & (PAGE_SIZE - 1));
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32 | (below & 0xFFFF_FFFFL))) {
-                return slot;
-            }
-        }
-    }
-
-    private static void push(FreeStack stack, int slot) {
-        pushChain(stack, slot, slot);
-    }
-
-    /** Pushes the chain top..bottom (already linked through {@code next}) onto a stack. */
-    private static void pushChain(FreeStack stack, int top, int bottom) {
-        Page page = page(bottom);
-        while (true) {
-            long head = stack.head();
-            page.setNext(bottom & (PAGE_SIZE - 1), (int) head);
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32 | (top + 1))) {
-                return;
-            }
-        }
-    }
-
-    /** Takes the whole stack, or returns -1 when it is empty; the caller owns the detached chain. */
-    private static int takeAll(FreeStack stack) {
-        while (true) {
-            long head = stack.head();
-            int top = (int) head;
-            if (top == 0) {
-                return -1;
-            }
-            long tag = (head >>> 32) + 1;
-            if (stack.replace(head, tag << 32)) {
-                return top - 1;
+            if (spins < 64) {
+                Thread.onSpinWait(); // every stripe busy at this instant: their holders are inside a few instructions
+            } else {
+                Thread.yield();
             }
         }
     }
 
     /**
-     * For a stripe whose stack is empty: takes another stripe's whole stack, or else claims
-     * {@value #CHUNK} fresh slots; returns one slot and pushes the rest onto {@code own}.
+     * Takes a free slot and, when the stripe has one large enough, a spare header, which the slot
+     * then holds: a stripe's own, else another stripe's, else {@value #CHUNK} fresh slots (and no
+     * header: the caller mallocs one).
+     *
+     * @return {@code slot << 32}, plus 0 when the slot got a header, or -1 in the low half when not
      */
-    private static int refill(FreeStack own) {
-        for (FreeStack other : STACKS) {
-            if (other == own) {
+    private static long take(long headerBytes) {
+        Stripe stripe = lockStripe();
+        try {
+            int slot = stripe.popReady();
+            if (slot < 0) {
+                slot = refill(stripe);
+            }
+            if (stripe.spareCount == 0) {
+                stealSpares(stripe);
+            }
+            int top = stripe.spareCount - 1;
+            if (top < 0 || stripe.spareCapacity[top] < headerBytes) {
+                return (long) slot << 32 | 0xFFFF_FFFFL;
+            }
+            stripe.spareCount = top;
+            page(slot).setHeader(slot & (PAGE_SIZE - 1), stripe.spareAddress[top], stripe.spareCapacity[top]);
+            return (long) slot << 32;
+        } finally {
+            stripe.unlock();
+        }
+    }
+
+    /** Puts a slot that never went live back, and its header, if any, among the spares (it was never handed out). */
+    private static void giveBack(int slot, long address, long capacity) {
+        long toFree = 0;
+        Stripe stripe = lockStripe();
+        try {
+            stripe.pushReady(slot);
+            if (address != 0) {
+                toFree = keep(stripe, address, capacity);
+            }
+        } finally {
+            stripe.unlock();
+        }
+        if (toFree != 0) {
+            NativeMemory.free(toFree);
+        }
+    }
+
+    /**
+     * Frees a slot (it is used again first) and puts its header into a stripe's quarantine; when
+     * that is full ({@value #QUARANTINE} headers or {@value #QUARANTINE_BYTES} bytes), its oldest
+     * headers become spares, or are freed. Allocates nothing; in the common case (one header
+     * leaves, a spare) nothing is freed, else the last free() runs after the unlock.
+     */
+    private static void retire(int slot, long address, long capacity) {
+        long toFree = 0;
+        Stripe stripe = lockStripe();
+        try {
+            stripe.pushReady(slot);
+            while (stripe.quarantined == QUARANTINE
+                    || stripe.quarantined > 0 && stripe.quarantinedBytes + capacity > QUARANTINE_BYTES) {
+                if (toFree != 0) {
+                    NativeMemory.free(toFree); // a second header out at once: only after large ones
+                }
+                int oldest = stripe.oldest;
+                stripe.oldest = (oldest + 1) % QUARANTINE;
+                stripe.quarantined--;
+                stripe.quarantinedBytes -= stripe.quarantineCapacity[oldest];
+                toFree = keep(stripe, stripe.quarantineAddress[oldest], stripe.quarantineCapacity[oldest]);
+            }
+            int at = (stripe.oldest + stripe.quarantined) % QUARANTINE;
+            stripe.quarantineAddress[at] = address;
+            stripe.quarantineCapacity[at] = capacity;
+            stripe.quarantined++;
+            stripe.quarantinedBytes += capacity;
+        } finally {
+            stripe.unlock();
+        }
+        if (toFree != 0) {
+            NativeMemory.free(toFree);
+        }
+    }
+
+    /** Keeps a header that may be used again as a spare; {@return 0, or its address when the caller must free it instead} */
+    private static long keep(Stripe stripe, long address, long capacity) {
+        if (stripe.spareCount == KEPT_HEADERS || capacity > KEPT_HEADER_BYTES) {
+            return address;
+        }
+        stripe.spareAddress[stripe.spareCount] = address;
+        stripe.spareCapacity[stripe.spareCount] = capacity;
+        stripe.spareCount++;
+        return 0;
+    }
+
+    /** For a locked stripe without spares: takes another stripe's, all of them, if one has any. */
+    private static void stealSpares(Stripe own) {
+        for (Stripe other : STRIPES) {
+            if (other == own || other.spareCount == 0 || !other.tryLock()) {
                 continue;
             }
-            int top = takeAll(other);
-            if (top >= 0) {
-                int rest = page(top).next(top & (PAGE_SIZE - 1)) - 1;
-                if (rest >= 0) {
-                    int bottom = rest;
-                    for (int below; (below = page(bottom).next(bottom & (PAGE_SIZE - 1)) - 1) >= 0; ) {
-                        bottom = below;
-                    }
-                    pushChain(own, rest, bottom);
+            try {
+                int n = other.spareCount;
+                System.arraycopy(other.spareAddress, 0, own.spareAddress, 0, n);
+                System.arraycopy(other.spareCapacity, 0, own.spareCapacity, 0, n);
+                own.spareCount = n;
+                other.spareCount = 0;
+            } finally {
+                other.unlock();
+            }
+            if (own.spareCount > 0) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * For a locked stripe whose stack is empty: takes another stripe's whole stack, or else claims
+     * {@value #CHUNK} fresh slots; returns one slot and leaves the rest on {@code own}'s stack.
+     */
+    private static int refill(Stripe own) {
+        for (Stripe other : STRIPES) {
+            if (other == own || other.readyCount == 0 || !other.tryLock()) {
+                continue;
+            }
+            try {
+                if (other.readyCount > 0) {
+                    own.readyTop = other.readyTop; // own's stack is empty: the whole chain moves
+                    own.readyCount = other.readyCount;
+                    other.readyTop = 0;
+                    other.readyCount = 0;
                 }
-                return top;
+            } finally {
+                other.unlock();
+            }
+            int slot = own.popReady();
+            if (slot >= 0) {
+                return slot;
             }
         }
         int first = FRESH.getAndAdd(CHUNK);
@@ -419,11 +679,9 @@ final class ExportRegistry {
         if (PAGES.get(pageIndex) == null) {
             PAGES.compareAndSet(pageIndex, null, new Page());
         }
-        Page page = PAGES.get(pageIndex);
-        for (int slot = first + 1; slot < first + CHUNK - 1; slot++) {
-            page.setNext(slot & (PAGE_SIZE - 1), slot + 2); // links slot to slot + 1
+        for (int slot = first + CHUNK - 1; slot > first; slot--) {
+            own.pushReady(slot);
         }
-        pushChain(own, first + 1, first + CHUNK - 1);
         return first;
     }
 }

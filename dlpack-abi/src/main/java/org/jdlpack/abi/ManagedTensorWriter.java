@@ -1,16 +1,8 @@
 package org.jdlpack.abi;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
-
-import java.lang.foreign.MemorySegment;
-
-
 /**
  * Writes an export header: the managed-tensor struct followed by its shape and strides, in one
- * malloc'ed block that the deleter frees with one free(), from any thread.
+ * block of native memory that the export registry's slot keeps (see {@link ExportRegistry}).
  */
 final class ManagedTensorWriter {
 
@@ -21,24 +13,21 @@ final class ManagedTensorWriter {
         return kind.structSize() + 16L * ndim;
     }
 
-    /** Allocates and fills the header; the caller owns the returned address. */
-    static long write(ManagedTensorKind kind, TensorSpec spec, ExportOptions options, long managerCtx) {
+    /** Fills the header at {@code address}, which has room for {@link #headerBytes} of the spec's dimensions. */
+    static void write(ManagedTensorKind kind, TensorSpec spec, ExportOptions options, long managerCtx, long address) {
         TensorLayout layout = spec.layout();
         int ndim = layout.ndim();
-        long size = headerBytes(kind, ndim);
-        long address = NativeMemory.malloc(size);
-        MemorySegment header = NativeMemory.at(address, size);
         long shapeAt = kind.structSize();
         long stridesAt = shapeAt + 8L * ndim;
 
         if (kind == ManagedTensorKind.VERSIONED) {
-            header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR, (int) DLPackVersion.CURRENT.major());
-            header.set(JAVA_INT, DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR, (int) DLPackVersion.CURRENT.minor());
+            NativeMemory.writeInt(address + DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MAJOR, (int) DLPackVersion.CURRENT.major());
+            NativeMemory.writeInt(address + DLManagedTensorVersionedLayout.VERSION + DLPackVersionLayout.MINOR, (int) DLPackVersion.CURRENT.minor());
             long flags = options.readOnly() ? layout.flags() | DLTensorFlag.READ_ONLY.mask() : layout.flags();
-            header.set(JAVA_LONG, DLManagedTensorVersionedLayout.FLAGS, flags);
+            NativeMemory.writeLong(address + DLManagedTensorVersionedLayout.FLAGS, flags);
         }
-        header.set(JAVA_LONG, kind.managerCtxOffset(), managerCtx);
-        header.set(JAVA_LONG, kind.deleterOffset(), ExportDeleterUpcalls.stubAddress(kind));
+        NativeMemory.writeLong(address + kind.managerCtxOffset(), managerCtx);
+        NativeMemory.writeLong(address + kind.deleterOffset(), ExportDeleterUpcalls.stubAddress(kind));
 
         // Fold byte_offset into data where data is a pointer: consumers that ignore byte_offset
         // (PyTorch up to 2.9, cuVS-java, cuda.core) then read the right elements.
@@ -49,20 +38,19 @@ final class ManagedTensorWriter {
             byteOffset = 0;
         }
         long t = kind.dlTensorOffset();
-        header.set(JAVA_LONG, t + DLTensorLayout.DATA, data);
-        header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE, spec.device().deviceType());
-        header.set(JAVA_INT, t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID, spec.device().deviceId());
-        header.set(JAVA_INT, t + DLTensorLayout.NDIM, ndim);
-        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE, (byte) layout.dtype().code().code());
-        header.set(JAVA_BYTE, t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS, (byte) layout.dtype().bits());
-        header.set(JAVA_SHORT, t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES, (short) layout.dtype().lanes());
+        NativeMemory.writeLong(address + t + DLTensorLayout.DATA, data);
+        NativeMemory.writeInt(address + t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_TYPE, spec.device().deviceType());
+        NativeMemory.writeInt(address + t + DLTensorLayout.DEVICE + DLDeviceLayout.DEVICE_ID, spec.device().deviceId());
+        NativeMemory.writeInt(address + t + DLTensorLayout.NDIM, ndim);
+        NativeMemory.writeByte(address + t + DLTensorLayout.DTYPE + DLDataTypeLayout.CODE, (byte) layout.dtype().code().code());
+        NativeMemory.writeByte(address + t + DLTensorLayout.DTYPE + DLDataTypeLayout.BITS, (byte) layout.dtype().bits());
+        NativeMemory.writeShort(address + t + DLTensorLayout.DTYPE + DLDataTypeLayout.LANES, (short) layout.dtype().lanes());
         // Always non-NULL, even for ndim 0: consumers that dereference without checking ndim stay safe.
-        header.set(JAVA_LONG, t + DLTensorLayout.SHAPE, address + shapeAt);
-        header.set(JAVA_LONG, t + DLTensorLayout.STRIDES, address + stridesAt);
-        header.set(JAVA_LONG, t + DLTensorLayout.BYTE_OFFSET, byteOffset);
+        NativeMemory.writeLong(address + t + DLTensorLayout.SHAPE, address + shapeAt);
+        NativeMemory.writeLong(address + t + DLTensorLayout.STRIDES, address + stridesAt);
+        NativeMemory.writeLong(address + t + DLTensorLayout.BYTE_OFFSET, byteOffset);
 
-        MemorySegment.copy(layout.shapeArray(), 0, header, JAVA_LONG, shapeAt, ndim);
-        MemorySegment.copy(layout.stridesArray(), 0, header, JAVA_LONG, stridesAt, ndim);
-        return address;
+        NativeMemory.writeLongs(address + shapeAt, layout.shapeArray(), ndim);
+        NativeMemory.writeLongs(address + stridesAt, layout.stridesArray(), ndim);
     }
 }

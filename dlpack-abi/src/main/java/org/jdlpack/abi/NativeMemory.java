@@ -139,6 +139,26 @@ final class NativeMemory {
         everything().set(JAVA_LONG_UNALIGNED, address, value);
     }
 
+    /** {@link #writeLong} for a 32-bit value. */
+    static void writeInt(long address, int value) {
+        everything().set(JAVA_INT_UNALIGNED, address, value);
+    }
+
+    /** {@link #writeLong} for a 16-bit value. */
+    static void writeShort(long address, short value) {
+        everything().set(JAVA_SHORT_UNALIGNED, address, value);
+    }
+
+    /** {@link #writeLong} for a byte. */
+    static void writeByte(long address, byte value) {
+        everything().set(JAVA_BYTE, address, value);
+    }
+
+    /** Writes {@code values[0 .. count)} as native-order 64-bit values from {@code address} on, allocating nothing. */
+    static void writeLongs(long address, long[] values, int count) {
+        MemorySegment.copy(values, 0, everything(), JAVA_LONG_UNALIGNED, address, count);
+    }
+
     /**
      * A segment of {@code size} bytes at a native address, valid until {@code arena} closes, which
      * then runs {@code cleanup}.

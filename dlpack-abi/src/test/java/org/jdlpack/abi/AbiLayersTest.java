@@ -59,9 +59,8 @@ class AbiLayersTest {
             Map.entry("InvalidTensorException", Layer.VALUES),
             Map.entry("UnsupportedDeviceException", Layer.VALUES),
             Map.entry("UnsupportedVersionException", Layer.VALUES),
-            // libc's call layer, freed headers waiting, the counters
+            // libc's call layer, the counters
             Map.entry("NativeMemory", Layer.NATIVE),
-            Map.entry("HeaderQuarantine", Layer.NATIVE),
             Map.entry("Counters", Layer.NATIVE),
             // the deleter contract both ways: our deleter answered through the registry, anyone's called
             Map.entry("ExportHolder", Layer.DELETERS),

@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
 
 import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.testsupport.CPeer;
@@ -75,7 +73,7 @@ class ExportMisuseTest {
         ExportOwner owner = ExportOwner.of(() -> { });
         MemorySegment stale = owner.exportPointer(spec, ExportOptions.VERSIONED);
         PEER.delete(stale, false);
-        int later = HeaderQuarantine.MAX_HEADERS / 2;
+        int later = ExportRegistry.QUARANTINE / 2;
         for (int i = 0; i < later; i++) {
             MemorySegment p = owner.exportPointer(spec, ExportOptions.VERSIONED);
             assertThat(p.address()).as("export %d reuses the quarantined address", i).isNotEqualTo(stale.address());
@@ -117,23 +115,19 @@ class ExportMisuseTest {
     }
 
     /**
-     * Exports until an export lands on {@code slot}: this thread's free stack gives its own freed
-     * slot back first, unless another thread of the same stripe (the safety net, say) freed one since.
+     * Exports until an export lands on {@code slot}, deleting each other export at once: a stripe
+     * gives its last freed slot back first (unless another thread of the same stripe, the safety
+     * net say, freed one since).
      */
     private MemorySegment exportOnSlot(ExportOwner owner, int slot) {
-        List<MemorySegment> others = new ArrayList<>();
-        try {
-            for (int attempt = 0; attempt < 64; attempt++) {
-                MemorySegment p = owner.exportPointer(spec, ExportOptions.VERSIONED);
-                if (ExportRegistry.slotOf(managerCtx(p)) == slot) {
-                    return p;
-                }
-                others.add(p);
+        for (int attempt = 0; attempt < 64; attempt++) {
+            MemorySegment p = owner.exportPointer(spec, ExportOptions.VERSIONED);
+            if (ExportRegistry.slotOf(managerCtx(p)) == slot) {
+                return p;
             }
-            throw new AssertionError("slot " + slot + " was not reused within 64 exports on this thread");
-        } finally {
-            others.forEach(p -> PEER.delete(p, false));
+            PEER.delete(p, false);
         }
+        throw new AssertionError("slot " + slot + " was not reused within 64 exports on this thread");
     }
 
     @Test

@@ -1,6 +1,6 @@
 package org.jdlpack.python.internal.bridge;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
@@ -48,8 +48,9 @@ public final class Capsules {
     private static final MemorySegment LEGACY = Arena.global().allocateFrom("dltensor");
     private static final MemorySegment USED_VERSIONED = Arena.global().allocateFrom("used_dltensor_versioned");
     private static final MemorySegment USED_LEGACY = Arena.global().allocateFrom("used_dltensor");
+    /** Takes the capsule as a 64-bit integer (the same register on LP64 ABIs): one call per consumed capsule, and no segment boxed for it. */
     private static final MemorySegment DESTRUCTOR = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), "destructor",
-            FunctionDescriptor.ofVoid(ADDRESS));
+            FunctionDescriptor.ofVoid(JAVA_LONG));
 
     private Capsules() {
     }
@@ -105,8 +106,9 @@ public final class Capsules {
      * leaves alone (it calls nothing that sets or clears one). Never throws.
      */
     @SuppressWarnings("unused") // the upcall target
-    private static void destructor(MemorySegment capsule) {
+    private static void destructor(long capsuleAddress) {
         try {
+            MemorySegment capsule = MemorySegment.ofAddress(capsuleAddress);
             // This destructor is only on capsules made here, with one of these two name pointers;
             // a consumer that took the tensor renamed the capsule, so its name pointer is another.
             long name = LibPythonCapsules.ownCapsuleGetName(capsule).address();

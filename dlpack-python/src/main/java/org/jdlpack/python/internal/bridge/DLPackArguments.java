@@ -1,6 +1,7 @@
 package org.jdlpack.python.internal.bridge;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -75,23 +76,24 @@ public final class DLPackArguments {
      * None, True or False; {@code BufferError} for another {@code dl_device}; what Python raised
      * reading a {@code max_version}, {@code dl_device} or {@code stream} that is not integers).
      */
-    static ExportRequest read(MemorySegment args, long nargs, MemorySegment kwnames, int deviceType, int deviceId) {
+    static ExportRequest read(long args, long nargs, long kwnames, int deviceType, int deviceId) {
         if (nargs != 0) {
             return raise(LibPythonErrors.TYPE_ERROR, "__dlpack__() takes no positional arguments (" + nargs + " given): "
                     + "pass stream=, max_version=, dl_device= and copy= by keyword");
         }
-        MemorySegment stream = MemorySegment.NULL;
-        MemorySegment maxVersion = MemorySegment.NULL;
-        MemorySegment dlDevice = MemorySegment.NULL;
-        MemorySegment copy = MemorySegment.NULL;
-        if (kwnames.address() != 0) {
+        // Addresses, 0 when not given: objects are made segments only where a call needs one.
+        long stream = 0;
+        long maxVersion = 0;
+        long dlDevice = 0;
+        long copy = 0;
+        if (kwnames != 0) {
             int[] keywords = keywords(kwnames);
             if (keywords == null) {
                 return null; // an unknown keyword: TypeError set
             }
             MemorySegment values = LibPython.memory(args, keywords.length * ADDRESS.byteSize());
             for (int i = 0; i < keywords.length; i++) {
-                MemorySegment value = values.getAtIndex(ADDRESS, i);
+                long value = values.getAtIndex(JAVA_LONG, i);
                 switch (keywords[i]) {
                     case STREAM -> stream = value;
                     case MAX_VERSION -> maxVersion = value;
@@ -101,9 +103,9 @@ public final class DLPackArguments {
             }
         }
         long none = LibPython.NONE.address();
-        if (dlDevice.address() != 0 && dlDevice.address() != none) {
+        if (dlDevice != 0 && dlDevice != none) {
             long[] asked = new long[2];
-            if (!intPair(dlDevice, asked)) {
+            if (!intPair(MemorySegment.ofAddress(dlDevice), asked)) {
                 return null;
             }
             if (asked[0] != deviceType || asked[1] != deviceId) {
@@ -112,18 +114,18 @@ public final class DLPackArguments {
             }
         }
         ExportRequest.Copy copyRequest = ExportRequest.Copy.IF_NEEDED;
-        if (copy.address() != 0 && copy.address() != none) {
-            if (copy.address() == LibPython.TRUE.address()) {
+        if (copy != 0 && copy != none) {
+            if (copy == LibPython.TRUE.address()) {
                 copyRequest = ExportRequest.Copy.ALWAYS;
-            } else if (copy.address() == LibPython.FALSE.address()) {
+            } else if (copy == LibPython.FALSE.address()) {
                 copyRequest = ExportRequest.Copy.NEVER;
             } else {
-                return raise(LibPythonErrors.TYPE_ERROR, "copy must be None, True or False, not " + repr(copy));
+                return raise(LibPythonErrors.TYPE_ERROR, "copy must be None, True or False, not " + repr(MemorySegment.ofAddress(copy)));
             }
         }
         boolean versioned = false;
-        if (maxVersion.address() != 0 && maxVersion.address() != none) {
-            MemorySegment major = LibPythonObjects.tupleGetItem(maxVersion, 0); // borrowed
+        if (maxVersion != 0 && maxVersion != none) {
+            MemorySegment major = LibPythonObjects.tupleGetItem(MemorySegment.ofAddress(maxVersion), 0); // borrowed
             long value;
             if (major.address() != 0) {
                 value = LibPythonObjects.longAsLong(major);
@@ -133,7 +135,7 @@ public final class DLPackArguments {
                 }
             } else {
                 LibPythonErrors.errClear(); // not a tuple: any sequence will do
-                MemorySegment item = LibPythonObjects.sequenceGetItem(maxVersion, 0);
+                MemorySegment item = LibPythonObjects.sequenceGetItem(MemorySegment.ofAddress(maxVersion), 0);
                 if (item.address() == 0) {
                     return null;
                 }
@@ -146,8 +148,8 @@ public final class DLPackArguments {
             versioned = value >= 1;
         }
         OptionalLong streamRequest = OptionalLong.empty();
-        if (stream.address() != 0 && stream.address() != none) {
-            long value = slowInt(stream);
+        if (stream != 0 && stream != none) {
+            long value = slowInt(MemorySegment.ofAddress(stream));
             if (value == -1 && LibPythonErrors.errOccurred()) {
                 return null;
             }
@@ -201,13 +203,14 @@ public final class DLPackArguments {
      * {@return which keyword each name of {@code kwnames} is, or null with a {@code TypeError} set
      * for a name {@code __dlpack__} does not take}
      */
-    private static int[] keywords(MemorySegment kwnames) {
+    private static int[] keywords(long kwnamesAddress) {
         long[] tuples = cachedTuples;
         for (int i = 0; i < tuples.length; i++) {
-            if (tuples[i] == kwnames.address()) {
+            if (tuples[i] == kwnamesAddress) {
                 return cachedKeywords[i];
             }
         }
+        MemorySegment kwnames = MemorySegment.ofAddress(kwnamesAddress);
         long count = LibPythonObjects.tupleSize(kwnames);
         if (count < 0) {
             LibPythonErrors.errClear();

@@ -76,12 +76,17 @@ public final class ExchangeApi {
     private static final ThreadLocal<WeakReference<DLPackSource>> LAST_DEVICE_SOURCE = new ThreadLocal<>();
 
     private static final MemorySegment ALLOCATOR = stub("allocate", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    private static final MemorySegment FROM_PY_OBJECT = stub("fromPyObject", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /**
+     * The two functions a consumer calls per tensor take their pointers as 64-bit integers (the
+     * same registers on LP64 ABIs): the stub then boxes no segment per argument, which the JIT
+     * could not take off the heap (80 bytes per tensor).
+     */
+    private static final MemorySegment FROM_PY_OBJECT = stub("fromPyObject", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     /** The address of this module's {@code managed_tensor_from_py_object_no_sync}, by which an import knows its own type's table. */
     static final long FROM_PY_OBJECT_ADDRESS = FROM_PY_OBJECT.address();
     private static final MemorySegment TO_PY_OBJECT = stub("toPyObject", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     private static final MemorySegment DLTENSOR_FROM_PY_OBJECT = stub("dltensorFromPyObject",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final MemorySegment CURRENT_WORK_STREAM = stub("currentWorkStream",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     /** The table, for the life of the process. */
@@ -137,10 +142,10 @@ public final class ExchangeApi {
      * Java tensor first: a consumer that found the table on another type must not make this read
      * another object's memory.
      */
-    private static DLPackSource sourceOf(MemorySegment object, String function) {
+    private static DLPackSource sourceOf(long object, String function) {
         if (!JavaTensorType.isInstance(object)) {
             PythonErrors.raise(LibPythonErrors.TYPE_ERROR, function + ": expected a _jdlpack.JavaTensor, got "
-                    + (object.address() == 0 ? "NULL" : "a " + PythonStrings.typeName(object)));
+                    + (object == 0 ? "NULL" : "a " + PythonStrings.typeName(MemorySegment.ofAddress(object))));
             return null;
         }
         DLPackSource source = JavaTensorType.source(JavaTensorType.fields(object));
@@ -161,9 +166,9 @@ public final class ExchangeApi {
 
     /** {@code int managed_tensor_from_py_object_no_sync(void* py_object, DLManagedTensorVersioned** out)}. */
     @SuppressWarnings("unused")
-    private static int fromPyObject(MemorySegment object, MemorySegment out) {
+    private static int fromPyObject(long object, long out) {
         try {
-            if (out.address() == 0) {
+            if (out == 0) {
                 return fail(LibPythonErrors.VALUE_ERROR, "managed_tensor_from_py_object_no_sync: out is NULL");
             }
             DLPackSource source = sourceOf(object, "managed_tensor_from_py_object_no_sync");
@@ -175,7 +180,7 @@ public final class ExchangeApi {
                 return -1;
             }
             noteDeviceSource(source);
-            LibPython.memory(out, ADDRESS.byteSize()).set(ADDRESS, 0, pointer);
+            LibPython.memory(out, ADDRESS.byteSize()).set(JAVA_LONG, 0, pointer.address());
             return 0;
         } catch (Throwable t) {
             return failQuietly(t);
@@ -184,9 +189,9 @@ public final class ExchangeApi {
 
     /** {@code int dltensor_from_py_object_no_sync(void* py_object, DLTensor* out)}. */
     @SuppressWarnings("unused")
-    private static int dltensorFromPyObject(MemorySegment object, MemorySegment out) {
+    private static int dltensorFromPyObject(long object, long out) {
         try {
-            if (out.address() == 0) {
+            if (out == 0) {
                 return fail(LibPythonErrors.VALUE_ERROR, "dltensor_from_py_object_no_sync: out is NULL");
             }
             DLPackSource source = sourceOf(object, "dltensor_from_py_object_no_sync");

@@ -67,7 +67,12 @@ public final class JavaTensorType {
     /** {@code ob_type}: the header's last field. */
     static final long OB_TYPE = HEADER - ADDRESS.byteSize();
 
-    private static final FunctionDescriptor FASTCALL_KEYWORDS = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+    /**
+     * {@code __dlpack__}'s vectorcall, with its pointers (the result too) as 64-bit integers (the
+     * same registers on LP64 ABIs): the stub then boxes no segment per argument, which the JIT kept
+     * on the heap on every call.
+     */
+    private static final FunctionDescriptor FASTCALL_KEYWORDS = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
     private static final FunctionDescriptor NOARGS = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS);
     private static final MemorySegment DLPACK = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), "dlpack", FASTCALL_KEYWORDS);
     private static final MemorySegment DLPACK_DEVICE = EmbeddedPython.upcalls().stub(MethodHandles.lookup(), "dlpackDevice", NOARGS);
@@ -88,11 +93,21 @@ public final class JavaTensorType {
 
     /** {@return whether {@code object} is an instance of the type (exactly: the type cannot be subclassed)} */
     static boolean isInstance(MemorySegment object) {
-        return object.address() != 0 && LibPython.memory(object, HEADER).get(ADDRESS, OB_TYPE).address() == type.address();
+        return isInstance(object.address());
+    }
+
+    /** {@link #isInstance(MemorySegment)} of a raw address. */
+    static boolean isInstance(long object) {
+        return object != 0 && LibPython.memory(object, HEADER).get(JAVA_LONG, OB_TYPE) == type.address();
     }
 
     /** {@return the instance's fields, readable and writable} */
     static MemorySegment fields(MemorySegment instance) {
+        return LibPython.memory(instance, SIZE);
+    }
+
+    /** {@link #fields(MemorySegment)} of a raw address. */
+    static MemorySegment fields(long instance) {
         return LibPython.memory(instance, SIZE);
     }
 
@@ -206,22 +221,22 @@ public final class JavaTensorType {
 
     /** {@code __dlpack__(self, *args, **kwargs)} through vectorcall: a new capsule, or NULL with an exception set. */
     @SuppressWarnings("unused") // the upcall target
-    private static MemorySegment dlpack(MemorySegment self, MemorySegment args, long nargs, MemorySegment kwnames) {
+    private static long dlpack(long self, long args, long nargs, long kwnames) {
         try {
             return dlpackOrRaise(self, args, nargs, kwnames);
         } catch (Throwable t) {
             try {
-                return PythonErrors.raise(LibPythonErrors.RUNTIME_ERROR, t.toString());
+                return PythonErrors.raise(LibPythonErrors.RUNTIME_ERROR, t.toString()).address();
             } catch (Throwable ignored) {
-                return MemorySegment.NULL; // nothing may leave an upcall
+                return 0; // nothing may leave an upcall
             }
         }
     }
 
-    private static MemorySegment dlpackOrRaise(MemorySegment self, MemorySegment args, long nargs, MemorySegment kwnames) {
+    private static long dlpackOrRaise(long self, long args, long nargs, long kwnames) {
         MemorySegment fields = fields(self);
         ExportRequest request = DLPackArguments.read(args, nargs, kwnames, fields.get(JAVA_INT, DEVICE_TYPE), fields.get(JAVA_INT, DEVICE_ID));
-        return request == null ? MemorySegment.NULL : JavaTensors.exportCapsule(source(fields), request);
+        return request == null ? 0 : JavaTensors.exportCapsule(source(fields), request).address();
     }
 
     /** {@code __dlpack_device__(self)}: the device tuple, a new reference. */

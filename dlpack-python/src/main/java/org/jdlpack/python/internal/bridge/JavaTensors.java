@@ -9,10 +9,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
-import java.util.Map;
+import java.util.Arrays;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.ExportedTensor;
 import org.jdlpack.abi.ManagedTensorKind;
@@ -56,11 +55,8 @@ public final class JavaTensors {
 
     private static final FunctionDescriptor FASTCALL = FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG);
 
-    private static final Map<Long, DLPackSource> LIVE = new ConcurrentHashMap<>();
-    /** Tensors a registration owns (made from a foreign tensor by the exchange API): closed when it ends. */
-    private static final Map<Long, AutoCloseable> OWNED = new ConcurrentHashMap<>();
-    // From 1: PyCapsule_New refuses a NULL pointer.
-    private static final AtomicLong NEXT_ID = new AtomicLong(1);
+    /** The live registrations, by the slot their id names. */
+    private static final Registrations LIVE = new Registrations();
 
     // Made with the class, before Python runs (the runtime initializes it): making a stub is Java
     // work that may block, which must not run under the GIL. Python keeps these pointers: the
@@ -75,9 +71,7 @@ public final class JavaTensors {
 
     /** {@return an id for a new Python object standing for {@code source}} */
     public static long register(DLPackSource source) {
-        long id = NEXT_ID.getAndIncrement();
-        LIVE.put(id, source);
-        return id;
+        return LIVE.add(source, null);
     }
 
     /**
@@ -85,15 +79,12 @@ public final class JavaTensors {
      * owns: {@code owned} is closed when the registration ends}
      */
     static long registerOwned(DLPackSource source, AutoCloseable owned) {
-        long id = register(source);
-        OWNED.put(id, owned);
-        return id;
+        return LIVE.add(source, owned);
     }
 
     /** Drops a registration whose capsule was never made. */
     public static void unregister(long id) {
-        LIVE.remove(id);
-        AutoCloseable owned = OWNED.remove(id);
+        AutoCloseable owned = LIVE.remove(id);
         if (owned != null) {
             try {
                 owned.close();
@@ -106,6 +97,85 @@ public final class JavaTensors {
     /** {@return how many Java tensor objects Python holds} */
     public static int live() {
         return LIVE.size();
+    }
+
+    /**
+     * The registrations: a table indexed by the slot in an id's low 32 bits, with a serial number
+     * in its high bits, so that finding a registration is one array read and a comparison (every
+     * export from Python does it), not a boxed key's hash lookup, and an id whose registration
+     * ended finds nothing even after its slot was reused. Changes are rare (one per Python object)
+     * and take the table's lock; reads take none.
+     */
+    private static final class Registrations {
+        /** One registration; final fields, so that a reader on another thread sees it whole. */
+        private record Entry(long id, DLPackSource source, AutoCloseable owned) {
+        }
+
+        /** Replaced when it grows; its elements are read with volatile semantics. */
+        private volatile AtomicReferenceArray<Entry> slots = new AtomicReferenceArray<>(64);
+        /** Slots free for reuse, and how many are; guarded by this table's lock. */
+        private int[] free = new int[64];
+        private int freeCount;
+        /** The next slot never used; guarded by the lock. */
+        private int fresh;
+        private int size;
+        /** Serial numbers from 1, so that no id is 0 (PyCapsule_New refuses a NULL pointer). */
+        private long serial;
+
+        synchronized long add(DLPackSource source, AutoCloseable owned) {
+            int slot;
+            if (freeCount > 0) {
+                slot = free[--freeCount];
+            } else {
+                slot = fresh++;
+                if (slot == slots.length()) {
+                    AtomicReferenceArray<Entry> grown = new AtomicReferenceArray<>(slots.length() * 2);
+                    for (int i = 0; i < slot; i++) {
+                        grown.setPlain(i, slots.getPlain(i));
+                    }
+                    slots = grown; // a volatile store: publishes the copied entries
+                }
+            }
+            serial = serial == Integer.MAX_VALUE ? 1 : serial + 1; // ids stay positive
+            long id = serial << 32 | slot;
+            slots.set(slot, new Entry(id, source, owned));
+            size++;
+            return id;
+        }
+
+        /** {@return the source registered under {@code id}, or null} One volatile array read. */
+        DLPackSource source(long id) {
+            int slot = (int) id;
+            AtomicReferenceArray<Entry> table = slots;
+            if (slot < 0 || slot >= table.length()) {
+                return null;
+            }
+            Entry entry = table.get(slot);
+            return entry != null && entry.id == id ? entry.source : null;
+        }
+
+        /** Ends the registration {@code id}; {@return what it owned, or null} */
+        synchronized AutoCloseable remove(long id) {
+            int slot = (int) id;
+            if (slot < 0 || slot >= fresh) {
+                return null;
+            }
+            Entry entry = slots.get(slot);
+            if (entry == null || entry.id != id) {
+                return null;
+            }
+            slots.set(slot, null);
+            if (freeCount == free.length) {
+                free = Arrays.copyOf(free, free.length * 2);
+            }
+            free[freeCount++] = slot;
+            size--;
+            return entry.owned;
+        }
+
+        synchronized int size() {
+            return size;
+        }
     }
 
     /**
@@ -170,7 +240,7 @@ public final class JavaTensors {
             if (copyCode < -1 || copyCode > 1) {
                 throw arguments.badValue(3, "-1 (None), 0 (False) or 1 (True)", copyCode);
             }
-            return exportCapsule(LIVE.get(id), DLPackArguments.request(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY,
+            return exportCapsule(LIVE.source(id), DLPackArguments.request(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY,
                     stream, copyCode < 0 ? ExportRequest.Copy.IF_NEEDED : copyCode == 1 ? ExportRequest.Copy.ALWAYS : ExportRequest.Copy.NEVER));
         } catch (FastcallArguments.Refused e) {
             return PythonErrors.raise(e.type(), e.getMessage());
@@ -181,7 +251,7 @@ public final class JavaTensors {
 
     /** {@return the source registered under {@code id}, or null when there is none (any more)} */
     static DLPackSource source(long id) {
-        return LIVE.get(id);
+        return LIVE.source(id);
     }
 
     /**

@@ -102,6 +102,18 @@ public final class LibPython {
         return ALL.asSlice(address.address(), length); // a slice: no restricted call on the hot paths
     }
 
+    /**
+     * {@link #memory(MemorySegment, long)} at a raw address: for upcalls that take their pointers
+     * as 64-bit integers, so that the stub boxes no segment per call.
+     *
+     * @param address the address
+     * @param length  the byte size
+     * @return the segment
+     */
+    public static MemorySegment memory(long address, long length) {
+        return ALL.asSlice(address, length);
+    }
+
     /** {@code setenv(name, value, 1)} from libc (reached through libpython's dependencies). */
     public static int setenv(MemorySegment name, MemorySegment value) {
         try {
