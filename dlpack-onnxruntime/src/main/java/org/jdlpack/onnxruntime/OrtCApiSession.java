@@ -55,8 +55,9 @@ import org.jdlpack.cpu.OwnedHostTensor;
  * <li>Process-wide, runs pin at most all carriers but one: a virtual thread makes the native call
  *     itself only while fewer carriers are pinned by runs, and otherwise hands it to a platform
  *     thread of jdlpack's (daemon, made on demand, gone after a minute idle) and waits unmounted.
- *     So one carrier is always left to every other virtual thread, on any number of cores, and
- *     however many sessions run at once. A platform thread always makes the call itself.</li>
+ *     So C-route runs leave one carrier to every other virtual thread, on any number of cores,
+ *     however many sessions run at once (runs through {@code OrtBridge} and other native calls
+ *     are not counted). A platform thread always makes the call itself.</li>
  * </ul>
  * The hand-off costs a virtual thread's run some microseconds (a platform thread's wake-up and
  * its own); where that matters, run from platform threads, or from no more virtual threads at
