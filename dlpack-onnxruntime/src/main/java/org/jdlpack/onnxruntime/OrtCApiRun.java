@@ -134,8 +134,9 @@ public final class OrtCApiRun implements AutoCloseable {
 
     /** Takes the run for one call: refuses a closed run, and one in flight on another thread. */
     void begin() {
-        if (!STATE.compareAndSet(this, IDLE, RUNNING)) {
-            if ((int) STATE.getVolatile(this) == RUNNING) {
+        int seen = (int) STATE.compareAndExchange(this, IDLE, RUNNING);
+        if (seen != IDLE) { // what the failed exchange saw, not a later read: a call ending meanwhile is no close
+            if (seen == RUNNING) {
                 throw new IllegalStateException("this OrtCApiRun is running on another thread; a prepared run makes one "
                         + "call at a time (prepare one per thread or per slot: runs of one session may go on at once)");
             }
