@@ -15,6 +15,7 @@ import org.jdlpack.abi.testing.NothingLeftBehind;
 import org.jdlpack.cpu.OwnedHostTensor;
 import org.jdlpack.cpu.internal.HostMemory;
 import org.jdlpack.testsupport.ChildJvm;
+import org.jdlpack.testsupport.Race;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -110,6 +111,21 @@ class OrtCApiReleasePathsTest {
                 .satisfies(e -> assertThat(e.getSuppressed()).extracting(Throwable::getMessage).containsExactly("first"));
         assertThat(failed).hasValue(2);
         Lease.giveBack(leases, 0, null); // nothing borrowed, nothing failed: returns
+    }
+
+    @Test
+    void theReleaseAFactoryAndItsOwnerShareReleasesTheValueOnceHoweverManyRaceToIt() throws InterruptedException {
+        long released = OrtApi.VALUES_RELEASED.get();
+        long values = OrtApi.LIVE_VALUES.get();
+        try (Arena arena = Arena.ofShared()) {
+            long value = OrtValues.over(arena.allocate(16, 8), new long[] {4}, FLOAT);
+            Once release = new Once(() -> OrtApi.releaseValue(value)); // as a factory makes it for the owner and its cleanup
+            Race.Outcome outcome = Race.run(8, release); // the owner's close, the safety net, the cleanup: all at once
+            assertThat(outcome.won()).isEqualTo(8);
+            release.runAfter(new IllegalStateException("a cleanup after the owner's release")); // nothing left to run
+        }
+        assertThat(OrtApi.VALUES_RELEASED.get() - released).as("ReleaseValue calls").isEqualTo(1);
+        assertThat(OrtApi.LIVE_VALUES.get()).isEqualTo(values);
     }
 
     /**
