@@ -55,13 +55,18 @@ final class Lease {
      * @param memory lets go of the memory the value reads; must not reach {@code owner}
      */
     static Lease valueThenMemory(boolean shared, Object owner, Supplier<String> name, Runnable value, Runnable memory) {
-        return new Lease(shared, owner, new Release(owner, name, () -> {
+        return new Lease(shared, owner, new Release(owner, name, valueThenMemory(value, memory)));
+    }
+
+    /** {@return the release of a value over some memory: the value first, then the memory, the second even when the first throws} */
+    static Runnable valueThenMemory(Runnable value, Runnable memory) {
+        return () -> {
             try {
                 value.run();
             } finally {
                 memory.run();
             }
-        }));
+        };
     }
 
     boolean isShared() {
@@ -114,6 +119,61 @@ final class Lease {
         } finally {
             Reference.reachabilityFence(owner);
         }
+    }
+
+    /**
+     * Gives back {@code leases[0..count)}, the last first, each one even where one before it
+     * throws: a give-back that fails (its release threw) must not leave the others held for ever
+     * (a tensor closed meanwhile never released, a session whose release never comes). Then throws
+     * {@code failure}, the caller's own, or else the first give-back's failure, with the later
+     * ones added to it as suppressed; returns if there is none.
+     *
+     * @param leases  the borrowed leases, in the order they were borrowed
+     * @param count   how many of them were borrowed
+     * @param failure what the caller's own work threw (a run, a release: an unchecked throwable), or null
+     */
+    static void giveBack(Lease[] leases, int count, Throwable failure) {
+        for (int i = count - 1; i >= 0; i--) {
+            failure = leases[i].giveBack(failure);
+        }
+        rethrow(failure);
+    }
+
+    /**
+     * {@link #giveBack()} after the borrower's own work, which threw {@code failure} or nothing.
+     *
+     * @param failure what the borrower's work threw (unchecked), or null
+     * @return {@code failure}, with this give-back's failure added as suppressed; or this
+     *         give-back's failure where there was none before; or null
+     */
+    Throwable giveBack(Throwable failure) {
+        try {
+            giveBack();
+        } catch (RuntimeException | Error e) {
+            return firstOf(failure, e);
+        }
+        return failure;
+    }
+
+    /** Throws {@code failure} (unchecked) if there is one. */
+    static void rethrow(Throwable failure) {
+        if (failure instanceof RuntimeException e) {
+            throw e;
+        }
+        if (failure instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** {@return {@code first}, with {@code next} added as suppressed, or {@code next} if there is no first} */
+    static Throwable firstOf(Throwable first, Throwable next) {
+        if (first == null) {
+            return next;
+        }
+        if (first != next) { // the JVM may throw one preallocated OutOfMemoryError twice; it cannot suppress itself
+            first.addSuppressed(next);
+        }
+        return first;
     }
 
     /**

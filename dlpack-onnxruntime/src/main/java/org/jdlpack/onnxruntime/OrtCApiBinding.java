@@ -3,8 +3,6 @@ package org.jdlpack.onnxruntime;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -40,65 +38,78 @@ public final class OrtCApiBinding implements AutoCloseable {
 
     private final OrtCApiSession session;
     private final long binding;
-    private final Lease lease;
+    /** Also the test's hook to play a run in flight ({@code borrow(true)}, ended by {@code giveBack}). */
+    final Lease lease;
     /** {@link #callOnce}, made once. */
     private final NativeRuns.NativeCall call = this::callOnce;
 
-    private OrtCApiBinding(OrtCApiSession session, long binding, List<Lease> held, String name) {
+    /** @param release releases the binding and gives back its holds, once ({@link Once}): the factory's cleanup holds it too */
+    private OrtCApiBinding(OrtCApiSession session, long binding, Once release, String name) {
         this.session = session;
         this.binding = binding;
         // Neither the name nor the action may reach this object: they refer to the handle and the holds.
-        this.lease = new Lease(true, this, new Release(this, () -> name, () -> release(binding, held)),
+        this.lease = new Lease(true, this, new Release(this, () -> name, release),
                 "is in a run of its own on another thread that has not finished: a binding runs once at a time (both runs would "
                         + "write the same outputs); give each thread a binding of its own");
     }
 
     /**
      * Binds: takes the holds first (the session, each input shared, each output exclusive), then
-     * makes the binding; a failure gives back whatever was taken.
+     * makes the binding; a failure gives back whatever was taken and releases the binding if it
+     * was made, once, however far the binding's own making got.
      */
     static OrtCApiBinding bind(OrtCApiSession session, Map<String, OrtCApiTensor> inputs, Map<String, OrtCApiTensor> outputs) {
-        List<Lease> held = new ArrayList<>();
+        Lease[] held = new Lease[1 + inputs.size() + outputs.size()];
+        int shared = 1 + inputs.size(); // the session and the inputs; the outputs after them are exclusive
+        int i = 0;
+        held[i++] = session.lease;
+        for (OrtCApiTensor input : inputs.values()) {
+            held[i++] = input.lease;
+        }
+        for (OrtCApiTensor output : outputs.values()) {
+            held[i++] = output.lease;
+        }
+        int count = 0;
         long binding = 0;
+        Once release = null;
         try (Arena arena = Arena.ofConfined()) {
-            hold(held, session.lease(), false);
-            for (OrtCApiTensor input : inputs.values()) {
-                hold(held, input.lease(), false);
-            }
-            for (OrtCApiTensor output : outputs.values()) {
-                hold(held, output.lease(), true);
+            for (; count < held.length; count++) {
+                held[count].borrow(count >= shared);
             }
             binding = OrtApi.createIoBinding(session.handle(), arena.allocate(JAVA_LONG));
+            long made = binding;
+            release = new Once(() -> release(made, held, held.length, null));
             for (Map.Entry<String, OrtCApiTensor> input : inputs.entrySet()) {
                 OrtApi.bindInput(binding, arena.allocateFrom(input.getKey()), input.getValue().value()); // the name is copied
             }
             for (Map.Entry<String, OrtCApiTensor> output : outputs.entrySet()) {
                 OrtApi.bindOutput(binding, arena.allocateFrom(output.getKey()), output.getValue().value());
             }
-            return new OrtCApiBinding(session, binding, List.copyOf(held),
+            return new OrtCApiBinding(session, binding, release,
                     "OrtCApiBinding[inputs " + inputs.keySet() + ", outputs " + outputs.keySet() + " of " + session.name() + "]");
         } catch (RuntimeException | Error e) {
-            release(binding, held);
+            if (release == null) {
+                release(binding, held, count, e); // throws e
+            }
+            release.runAfter(e); // the binding's own release: once, even where its ledger entry holds it already
             throw e;
         }
     }
 
-    private static void hold(List<Lease> held, Lease lease, boolean exclusive) {
-        lease.borrow(exclusive);
-        held.add(lease);
-    }
-
-    /** The binding first (it refers to the values and the session), then the holds, the session's last. */
-    private static void release(long binding, List<Lease> held) {
+    /**
+     * Releases the binding first (it refers to the values and the session), then gives back the
+     * first {@code count} holds, the session's last, each even if one before it throws; throws
+     * {@code failure}, or else the first failure here, the later ones suppressed.
+     */
+    static void release(long binding, Lease[] held, int count, Throwable failure) {
         try {
             if (binding != 0) {
                 OrtApi.releaseIoBinding(binding);
             }
-        } finally {
-            for (int i = held.size() - 1; i >= 0; i--) {
-                held.get(i).giveBack();
-            }
+        } catch (RuntimeException | Error e) {
+            failure = Lease.firstOf(failure, e);
         }
+        Lease.giveBack(held, count, failure);
     }
 
     /**
@@ -114,16 +125,13 @@ public final class OrtCApiBinding implements AutoCloseable {
     /** One run: exclusive, so that a close waits for it and a second run at once is refused. */
     private void callOnce() {
         lease.borrow(true);
+        Throwable failure = null;
         try {
             OrtApi.runWithBinding(session.handle(), binding);
-        } finally {
-            lease.giveBack();
+        } catch (RuntimeException | Error e) {
+            failure = e;
         }
-    }
-
-    /** Test hook: plays a run in flight (the test ends it with {@link #lease()}'s {@code giveBack}). */
-    Lease lease() {
-        return lease;
+        Lease.rethrow(lease.giveBack(failure)); // the run's failure first: a release at this give-back may throw too
     }
 
     /** Releases the binding, then gives back its holds on the tensors and the session, now or when the run in flight ends. */

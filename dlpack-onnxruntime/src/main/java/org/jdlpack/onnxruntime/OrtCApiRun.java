@@ -39,6 +39,8 @@ public final class OrtCApiRun implements AutoCloseable {
     private final OrtCApiSession session;
     private final OrtCApiTensor[] inputs;
     private final OrtCApiTensor[] outputs;
+    /** The inputs' leases, then the outputs': what a run borrows, in that order. */
+    private final Lease[] leases;
     /** The outputs ONNX Runtime allocates, after the pinned ones in the arrays. */
     private final String[] allocated;
     /**
@@ -85,6 +87,10 @@ public final class OrtCApiRun implements AutoCloseable {
         outputNames.addAll(allocated);
         this.outputNames = names(outputNames);
         this.outputValues = values(this.outputs, this.allocated.length);
+        this.leases = new Lease[this.inputs.length + this.outputs.length];
+        for (int i = 0; i < leases.length; i++) {
+            leases[i] = (i < this.inputs.length ? this.inputs[i] : this.outputs[i - this.inputs.length]).lease;
+        }
     }
 
     private long names(Iterable<String> names) {
@@ -162,25 +168,18 @@ public final class OrtCApiRun implements AutoCloseable {
      * {@link NativeRuns}'s (the leases are shared; the arrays are reached by address only).
      */
     private void callOnce() {
-        int in = 0;
-        int out = 0;
+        int held = 0;
+        Throwable failure = null;
         try {
-            for (; in < inputs.length; in++) {
-                inputs[in].lease().borrow(false);
-            }
-            for (; out < outputs.length; out++) {
-                outputs[out].lease().borrow(true);
+            for (; held < leases.length; held++) {
+                leases[held].borrow(held >= inputs.length); // an output exclusive: ONNX Runtime writes it
             }
             OrtApi.run(session.handle(), inputNames, inputValues, inputs.length, outputNames, outputs.length + allocated.length,
                     outputValues.address());
-        } finally {
-            while (out > 0) {
-                outputs[--out].lease().giveBack();
-            }
-            while (in > 0) {
-                inputs[--in].lease().giveBack();
-            }
+        } catch (RuntimeException | Error e) {
+            failure = e;
         }
+        Lease.giveBack(leases, held, failure); // every one, even if a release throws; then the run's failure, if any
     }
 
     /**

@@ -89,7 +89,8 @@ public final class OrtCApiSession implements AutoCloseable {
     private final List<String> inputNames;
     private final List<String> outputNames;
     private final String name;
-    private final Lease lease;
+    /** Held by every run (and binding) of this session: a close waits for them. */
+    final Lease lease;
     private final int concurrentRuns;
     /** Admits {@link #concurrentRuns} runs at once, first come, first served (fair: a looping thread queues behind the waiting). */
     private final Semaphore runSlots;
@@ -143,14 +144,16 @@ public final class OrtCApiSession implements AutoCloseable {
         }
     }
 
-    private OrtCApiSession(long session, List<String> inputNames, List<String> outputNames, String name, int concurrentRuns) {
+    /** @param release releases the session, once ({@link Once}): {@link #open}'s cleanup holds it too */
+    private OrtCApiSession(long session, List<String> inputNames, List<String> outputNames, String name, int concurrentRuns,
+                           Once release) {
         this.session = session;
         this.inputNames = inputNames;
         this.outputNames = outputNames;
         this.name = name;
         this.concurrentRuns = concurrentRuns;
         this.runSlots = new Semaphore(concurrentRuns, true);
-        this.lease = new Lease(true, this, new Release(this, () -> name, () -> OrtApi.releaseSession(session)));
+        this.lease = new Lease(true, this, new Release(this, () -> name, release));
     }
 
     /**
@@ -235,7 +238,10 @@ public final class OrtCApiSession implements AutoCloseable {
             } finally {
                 OrtApi.releaseSessionOptions(sessionOptions); // the session keeps a copy of what it needs
             }
+            long made = session;
+            Once release = null;
             try {
+                release = new Once(() -> OrtApi.releaseSession(made));
                 List<String> inputs = new ArrayList<>();
                 for (long i = 0, n = OrtApi.inputCount(session, out); i < n; i++) {
                     inputs.add(OrtApi.inputName(session, i, out));
@@ -244,9 +250,13 @@ public final class OrtCApiSession implements AutoCloseable {
                 for (long i = 0, n = OrtApi.outputCount(session, out); i < n; i++) {
                     outputs.add(OrtApi.outputName(session, i, out));
                 }
-                return new OrtCApiSession(session, List.copyOf(inputs), List.copyOf(outputs), name, options.concurrentRuns());
+                return new OrtCApiSession(session, List.copyOf(inputs), List.copyOf(outputs), name, options.concurrentRuns(), release);
             } catch (RuntimeException | Error e) {
-                OrtApi.releaseSession(session);
+                if (release == null) {
+                    OrtApi.releaseSession(session);
+                } else {
+                    release.runAfter(e); // once, even where the session's ledger entry holds it already
+                }
                 throw e;
             }
         }
@@ -439,19 +449,16 @@ public final class OrtCApiSession implements AutoCloseable {
         runSlots.acquireUninterruptibly();
         try {
             lease.borrow(false);
+            Throwable failure = null;
             try {
                 NativeRuns.call(call);
-            } finally {
-                lease.giveBack();
+            } catch (RuntimeException | Error e) {
+                failure = e;
             }
+            Lease.rethrow(lease.giveBack(failure)); // the run's failure first: the session's release here may throw too
         } finally {
             runSlots.release();
         }
-    }
-
-    /** The session's hold for a binding's whole life: ONNX Runtime's binding refers to the session. */
-    Lease lease() {
-        return lease;
     }
 
     /** Releases the session now, or when the last run in flight (or binding) is done. A second close does nothing. */

@@ -43,14 +43,16 @@ public final class OrtCApiTensor implements AutoCloseable {
 
     private final long value;
     private final TensorLayout layout;
-    private final Lease lease;
+    /** Held by every run and binding that reads or writes this value: a close waits for them. */
+    final Lease lease;
 
-    private OrtCApiTensor(long value, TensorLayout layout, Supplier<String> source, Runnable memory) {
+    /** @param release releases the value, then lets go of the memory, once ({@link Once}): {@link #over}'s cleanup holds it too */
+    private OrtCApiTensor(long value, TensorLayout layout, Supplier<String> source, Once release) {
         this.value = value;
         this.layout = layout;
         // Made only when a report needs it; neither the name nor the action may reach this object.
         Supplier<String> name = () -> "OrtCApiTensor[" + layout + " from " + source.get() + "]";
-        this.lease = Lease.valueThenMemory(true, this, name, () -> OrtApi.releaseValue(value), memory);
+        this.lease = new Lease(true, this, new Release(this, name, release));
     }
 
     /**
@@ -71,13 +73,16 @@ public final class OrtCApiTensor implements AutoCloseable {
                     + "(OwnedHostTensor.allocate, copyOf or a HostTensorPool take), or use OrtBridge, which copies it");
         }
         ExportOwner.Retained hold = tensor.retain(); // the memory's reference, for as long as ORT may use it
+        MemorySegment data;
+        Runnable memory;
         try {
-            MemorySegment data = HostMemory.elements(tensor); // under the hold
-            return new OrtCApiTensor(OrtValues.over(data, layout.shape(), type), layout, source, hold::close);
+            data = HostMemory.elements(tensor); // under the hold
+            memory = hold::close;
         } catch (RuntimeException | Error e) {
             hold.close();
             throw e;
         }
+        return over(data, layout, type, source, memory);
     }
 
     /**
@@ -95,11 +100,45 @@ public final class OrtCApiTensor implements AutoCloseable {
         OrtApi.require();
         int type = check(source, tensor.device(), layout);
         ImportedTensor mine = tensor.moveTo(ImportLifetime.SHARED); // ours now: its deleter runs after the value's release
+        MemorySegment data;
+        Runnable memory;
         try {
-            MemorySegment data = mine.hostSegment();
-            return new OrtCApiTensor(OrtValues.over(data, layout.shape(), type), layout, source, mine::close);
+            data = mine.hostSegment();
+            memory = mine::close;
         } catch (RuntimeException | Error e) {
             mine.close();
+            throw e;
+        }
+        return over(data, layout, type, source, memory);
+    }
+
+    /**
+     * Makes the value over {@code data} and the tensor that owns it and the memory. Whatever
+     * throws, the value (once made) is released and the memory let go of, each exactly once: the
+     * tensor's ledger entry, once opened, and this cleanup share one {@link Once}.
+     *
+     * @param memory lets go of the memory the value reads: after the value's release
+     */
+    private static OrtCApiTensor over(MemorySegment data, TensorLayout layout, int type, Supplier<String> source, Runnable memory) {
+        long value = 0;
+        Once release = null;
+        try {
+            value = OrtValues.over(data, layout.shape(), type);
+            long made = value;
+            release = new Once(Lease.valueThenMemory(() -> OrtApi.releaseValue(made), memory));
+            return new OrtCApiTensor(value, layout, source, release);
+        } catch (RuntimeException | Error e) {
+            if (release != null) {
+                release.runAfter(e); // once, even where the tensor's ledger entry holds it already
+                throw e;
+            }
+            try {
+                if (value != 0) {
+                    OrtApi.releaseValue(value);
+                }
+            } finally {
+                memory.run();
+            }
             throw e;
         }
     }
@@ -151,10 +190,6 @@ public final class OrtCApiTensor implements AutoCloseable {
 
     long value() {
         return value;
-    }
-
-    Lease lease() {
-        return lease;
     }
 
     /** Releases the value and the hold on the memory now, or when the last run or binding holding it is done. */

@@ -96,9 +96,22 @@ final class OrtValues {
      * @throws IllegalArgumentException if the value's element type has no DLPack type
      * @throws OrtStatusException       if the value is no tensor (a sequence, a map)
      */
-    @SuppressWarnings("restricted") // the value's own memory, its size from its type and shape; freed only by the release
     static OwnedHostTensor exported(long value, Supplier<String> what) {
+        return exported(value, what, HostMemory::owning);
+    }
+
+    /**
+     * {@link #exported(long, Supplier)} with the tensor made by {@code maker}: the test's way to
+     * throw after the tensor's owner exists, which no real part does today.
+     */
+    @SuppressWarnings("restricted") // the value's own memory, its size from its type and shape; freed only by the release
+    static OwnedHostTensor exported(long value, Supplier<String> what, HostMemory.Owning maker) {
+        // One release for the tensor and for the cleanup below: after a throw past the making of
+        // the tensor's owner (an owner closed, or left open in the ledger for the safety net),
+        // the value must not be released a second time.
+        Once release = null;
         try {
+            release = new Once(() -> OrtApi.releaseValue(value));
             MemorySegment scratch = Scratch.SEGMENT.get();
             OrtApi.TypeAndShape typeAndShape = OrtApi.typeAndShape(value, scratch);
             DLDataType dtype = OnnxElementTypes.dtype(typeAndShape.elementType());
@@ -114,9 +127,13 @@ final class OrtValues {
                 throw new IllegalStateException(what.get() + ": ONNX Runtime gave no data for " + bytes + " bytes");
             }
             MemorySegment data = MemorySegment.ofAddress(address).reinterpret(bytes);
-            return HostMemory.owning(data, dtype, shape, () -> OrtApi.releaseValue(value));
+            return maker.over(data, dtype, shape, release);
         } catch (RuntimeException | Error e) {
-            OrtApi.releaseValue(value);
+            if (release == null) {
+                OrtApi.releaseValue(value);
+            } else {
+                release.runAfter(e); // does nothing where the tensor's owner released it already
+            }
             throw e;
         }
     }

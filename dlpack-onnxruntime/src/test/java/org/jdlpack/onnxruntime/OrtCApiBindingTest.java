@@ -94,11 +94,11 @@ class OrtCApiBindingTest {
             long before = OrtApi.LIVE_IO_BINDINGS.get();
             OrtCApiBinding binding = session.bind(Map.of("x", xt), Map.of("y", yt));
             binding.run();
-            binding.lease().borrow(true); // a run in flight on another thread
+            binding.lease.borrow(true); // a run in flight on another thread
             binding.close();
             assertThat(OrtApi.LIVE_IO_BINDINGS.get()).as("still bound while the run is in flight").isEqualTo(before + 1);
             assertThatThrownBy(binding::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("was closed");
-            binding.lease().giveBack(); // the run ends
+            binding.lease.giveBack(); // the run ends
             assertThat(OrtApi.LIVE_IO_BINDINGS.get()).as("released at the run's end").isEqualTo(before);
             binding.close(); // again: nothing
             session.run(Map.of("x", xt), Map.of("y", yt)); // its output is free again
@@ -177,12 +177,12 @@ class OrtCApiBindingTest {
                     .hasMessageContaining("pinned output of another run");
             assertThatThrownBy(() -> session.run(Map.of("x", yt), Map.of("y", xt))).as("nor read while runs write it")
                     .isInstanceOf(IllegalStateException.class);
-            binding.lease().borrow(true); // a run of the binding in flight
+            binding.lease.borrow(true); // a run of the binding in flight
             try {
                 assertThatThrownBy(binding::run).isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("is in a run of its own on another thread");
             } finally {
-                binding.lease().giveBack();
+                binding.lease.giveBack();
             }
             assertThatThrownBy(() -> session.bind(Map.of(), Map.of("y", yt))).hasMessageContaining("needs the inputs [x]");
         }
