@@ -89,7 +89,7 @@ public final class InferenceServer implements AutoCloseable {
     private InferenceServer(int port, byte[] model, boolean failureInjection, long batchWaitNanos, Scorer.Api api)
             throws IOException, OrtException {
         this.batchWaitNanos = batchWaitNanos;
-        this.scorer = new Scorer(model, cores, api);
+        this.scorer = new Scorer(model, api == Scorer.Api.C ? Scorer.pinnableCarriers() : cores, api);
         this.javaRoute = new JavaClassifier(pool, scorer);
         this.slots = new ScoringSlots(pool, scorer, chunks, 128L << 20);
         this.failureInjection = failureInjection;

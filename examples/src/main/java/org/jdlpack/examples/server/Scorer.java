@@ -71,8 +71,19 @@ final class Scorer implements AutoCloseable {
     }
 
     Scorer(byte[] model, int permits, Api api) throws OrtException {
-        this.engine = api == Api.C ? new CEngine(model) : new JavaEngine(model);
+        this.engine = api == Api.C ? new CEngine(model, permits) : new JavaEngine(model);
         this.runs = new Semaphore(permits);
+    }
+
+    /**
+     * {@return the runs a C-route scorer admits at once: the virtual-thread scheduler's carriers
+     * less one, at least 1} A C-route run from a virtual thread beyond that many is handed to a
+     * platform thread and back (OrtCApiRun's guard, so that runs never take every carrier): two
+     * wake-ups per such run, which a bound at this count never pays.
+     */
+    static int pinnableCarriers() {
+        Integer configured = Integer.getInteger("jdk.virtualThreadScheduler.parallelism");
+        return Math.max(1, (configured != null ? configured : Runtime.getRuntime().availableProcessors()) - 1);
     }
 
     /** {@return the API the runs go through} */
@@ -162,8 +173,8 @@ final class Scorer implements AutoCloseable {
     private static final class CEngine implements Engine {
         private final OrtCApiSession session;
 
-        CEngine(byte[] model) {
-            this.session = OrtCApiSession.open(model, 1);
+        CEngine(byte[] model, int permits) {
+            this.session = OrtCApiSession.open(model, new OrtCApiSession.Options(1, permits));
         }
 
         @Override

@@ -60,6 +60,47 @@ class InferenceServerTest {
         assertThat(DLPackStats.liveExports()).as("after the server's close, its idle scoring slots are closed").isZero();
     }
 
+    /**
+     * The default route's runs are made on their requests' own virtual threads: the server admits
+     * as many runs at once as may pin a carrier ({@link Scorer#pinnableCarriers()}), so that the C
+     * route's guard never hands one to a platform thread and back (two wake-ups a run, 2 to 6 times
+     * the run's time at 4 MiB under load; benchmarks/notes.md). 16 clients at once, 1 MiB bodies:
+     * at a bound of the core count, as before, runs overlapped and some went off their carriers.
+     * NativeRuns' count of such calls is package-private, so it is read by reflection.
+     */
+    @Test
+    @Timeout(120)
+    void theDefaultRoutesRunsStayOnTheirRequestsThreadsUnderConcurrentLoad() throws Exception {
+        java.lang.reflect.Field counter = Class.forName("org.jdlpack.onnxruntime.NativeRuns").getDeclaredField("OFF_CARRIER_CALLS");
+        counter.setAccessible(true);
+        java.util.concurrent.atomic.AtomicLong offCarrier = (java.util.concurrent.atomic.AtomicLong) counter.get(null);
+        int rows = 16_384;
+        try (InferenceServer server = InferenceServer.start(0, false);
+             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+             ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            URI classify = URI.create("http://127.0.0.1:" + server.port() + "/classify");
+            long before = offCarrier.get();
+            List<Future<?>> clients = new ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                float[] x = rows(rows, t + 1);
+                clients.add(threads.submit(() -> {
+                    for (int i = 0; i < 8; i++) {
+                        HttpResponse<byte[]> response = client.send(post(classify, rows + "," + F, bytes(x)),
+                                HttpResponse.BodyHandlers.ofByteArray());
+                        assertThat(response.statusCode()).as(new String(response.body())).isEqualTo(200);
+                        checkAnswer(x, rows, response.body());
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> c : clients) {
+                c.get();
+            }
+            assertThat(offCarrier.get() - before).as("runs handed to a platform thread").isZero();
+            assertThat(field(server, "ok")).isEqualTo(16 * 8);
+        }
+    }
+
     /** {@code -Dserver.ort} takes c or java, any case; another value is refused by name before any session opens. */
     @Test
     void theOrtPropertyNamesAnApiOrIsRefusedByValue() {
