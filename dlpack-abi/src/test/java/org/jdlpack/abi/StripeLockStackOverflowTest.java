@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * flushes the registry and counts the ledger's entries, which take every stripe's lock, and the
  * worker opens one more entry on its own stripe: all must finish. Interpreted ({@code -Xint}, as
  * code runs before the JIT compiles it) and with the JIT ({@code -Xmixed}, the default). Before
- * the fix the run with the JIT hung in the sweep (the worker's ledger stripe held), every time;
+ * the fix the run with the JIT hung in the sweep (the worker's ledger stripe held), in both runs;
  * the interpreted run passed, its overflows coming before the give-back.
  */
 class StripeLockStackOverflowTest {
