@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jdlpack.abi.plumbing.Ledger;
+import org.jdlpack.abi.stripes.StripeLock;
 import org.jdlpack.abi.stripes.ThreadStripes;
 
 
@@ -177,20 +178,15 @@ final class ExportRegistry {
         }
     }
 
-    /** Padding before a stripe's state, the 4-byte gap after the object header taken (see {@link Stripe}). */
-    @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static class StripeLeftPad {
-        int gap;
-        long p0, p1, p2, p3, p4, p5, p6, p7;
-    }
-
     /**
-     * What a stripe's try-lock guards: its free slots (a stack linked through the slots), its
-     * quarantine (a ring of headers) and its spare headers (a stack), each header an address and
-     * its malloc'ed size.
+     * One stripe: its free slots (a stack linked through the slots), its quarantine (a ring of
+     * headers) and its spare headers (a stack), each header an address and its malloc'ed size,
+     * under the stripe's lock ({@link StripeLock}). Every method that takes a lock is here, because
+     * each gives it back as {@link StripeLock} says: as the last call in a {@code try} whose
+     * {@code catch} writes the lock word itself, which only the stripe's own code may.
      */
-    private static class StripeState extends StripeLeftPad {
-        volatile int locked;
+    @SuppressWarnings("unused") // the padding fields exist only to take space
+    private static final class Stripe extends StripeLock {
         /** The top free slot + 1; 0 when none is free. */
         int readyTop;
         int readyCount;
@@ -203,34 +199,7 @@ final class ExportRegistry {
         int spareCount;
         final long[] spareAddress = new long[KEPT_HEADERS];
         final long[] spareCapacity = new long[KEPT_HEADERS];
-    }
-
-    /**
-     * One stripe. Padded on both sides through its superclasses: the JVM lays out superclass
-     * fields first and sorts each class's fields by size, so padding fields declared around the
-     * state in one class would not surround it.
-     */
-    @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class Stripe extends StripeState {
-        private static final VarHandle LOCKED;
-
-        static {
-            try {
-                LOCKED = MethodHandles.lookup().findVarHandle(StripeState.class, "locked", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
         long q0, q1, q2, q3, q4, q5, q6, q7;
-
-        boolean tryLock() {
-            return locked == 0 && LOCKED.compareAndSet(this, 0, 1);
-        }
-
-        void unlock() {
-            LOCKED.setRelease(this, 0); // a release store: no fence on x86, and nothing after it must wait for it
-        }
 
         /** {@return the top ready slot, taken off the stack, or -1} */
         int popReady() {
@@ -246,6 +215,204 @@ final class ExportRegistry {
             page(slot).setNext(slot & (PAGE_SIZE - 1), readyTop);
             readyTop = slot + 1;
             readyCount++;
+        }
+
+        /**
+         * Locks a stripe: this thread's, or when another thread holds it, the next free one; so no
+         * thread waits while another stripe is free. Returns only with the lock taken (a stack
+         * overflow leaves none taken: {@link StripeLock#tryLock()}).
+         */
+        static Stripe lockAny() {
+            int start = ThreadStripes.current();
+            for (int spins = 0; ; spins++) {
+                for (int n = 0; n < STRIPES.length; n++) {
+                    Stripe stripe = STRIPES[(start + n) & (STRIPES.length - 1)];
+                    if (stripe.tryLock()) {
+                        return stripe;
+                    }
+                }
+                if (spins < 64) {
+                    Thread.onSpinWait(); // every stripe busy at this instant: their holders are inside a few instructions
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        /**
+         * Takes a free slot and, when the stripe has one large enough, a spare header, which the slot
+         * then holds: a stripe's own, else another stripe's, else {@value #CHUNK} fresh slots (and no
+         * header: the caller mallocs one).
+         *
+         * @return {@code slot << 32}, plus 0 when the slot got a header, or -1 in the low half when not
+         */
+        static long take(long headerBytes) {
+            Stripe stripe = null;
+            try {
+                stripe = lockAny();
+                int slot = stripe.popReady();
+                if (slot < 0) {
+                    slot = stripe.refill();
+                }
+                if (stripe.spareCount == 0) {
+                    stripe.stealSpares();
+                }
+                int top = stripe.spareCount - 1;
+                long taken = (long) slot << 32 | 0xFFFF_FFFFL;
+                if (top >= 0 && stripe.spareCapacity[top] >= headerBytes) {
+                    stripe.spareCount = top;
+                    page(slot).setHeader(slot & (PAGE_SIZE - 1), stripe.spareAddress[top], stripe.spareCapacity[top]);
+                    taken = (long) slot << 32;
+                }
+                stripe.unlock();
+                return taken;
+            } catch (Throwable t) {
+                if (stripe != null) {
+                    stripe.locked = 0; // no call: cannot overflow the stack (StripeLock)
+                }
+                throw t;
+            }
+        }
+
+        /**
+         * Frees a slot (it is used again first) and its header. A header that was handed out goes
+         * into the stripe's quarantine; when that is full ({@value #QUARANTINE} headers or
+         * {@value #QUARANTINE_BYTES} bytes), its oldest headers become spares, or are freed. One
+         * that never was (an export that could not be built) becomes a spare at once. Allocates
+         * nothing; in the common case (one header leaves, a spare) nothing is freed, else the last
+         * free() runs after the unlock. An {@code address} of 0: no header.
+         */
+        static void putBack(int slot, long address, long capacity, boolean handedOut) {
+            long toFree = 0;
+            Stripe stripe = null;
+            try {
+                stripe = lockAny();
+                stripe.pushReady(slot);
+                if (!handedOut) {
+                    toFree = address == 0 ? 0 : stripe.keep(address, capacity);
+                } else {
+                    while (stripe.quarantined == QUARANTINE
+                            || stripe.quarantined > 0 && stripe.quarantinedBytes + capacity > QUARANTINE_BYTES) {
+                        if (toFree != 0) {
+                            NativeMemory.free(toFree); // a second header out at once: only after large ones
+                        }
+                        int oldest = stripe.oldest;
+                        stripe.oldest = (oldest + 1) % QUARANTINE;
+                        stripe.quarantined--;
+                        stripe.quarantinedBytes -= stripe.quarantineCapacity[oldest];
+                        toFree = stripe.keep(stripe.quarantineAddress[oldest], stripe.quarantineCapacity[oldest]);
+                    }
+                    int at = (stripe.oldest + stripe.quarantined) % QUARANTINE;
+                    stripe.quarantineAddress[at] = address;
+                    stripe.quarantineCapacity[at] = capacity;
+                    stripe.quarantined++;
+                    stripe.quarantinedBytes += capacity;
+                }
+                stripe.unlock();
+            } catch (Throwable t) {
+                if (stripe != null) {
+                    stripe.locked = 0; // as in take
+                }
+                throw t;
+            }
+            if (toFree != 0) {
+                NativeMemory.free(toFree);
+            }
+        }
+
+        /** Frees every header this stripe keeps (quarantined or spare), waiting for its lock. */
+        void flush() {
+            lock();
+            try {
+                while (quarantined > 0) {
+                    NativeMemory.free(quarantineAddress[oldest]);
+                    quarantinedBytes -= quarantineCapacity[oldest];
+                    oldest = (oldest + 1) % QUARANTINE;
+                    quarantined--;
+                }
+                while (spareCount > 0) {
+                    NativeMemory.free(spareAddress[--spareCount]);
+                }
+                unlock();
+            } catch (Throwable t) {
+                locked = 0; // as in take
+                throw t;
+            }
+        }
+
+        /** Keeps a header that may be used again as a spare; {@return 0, or its address when the caller must free it instead} */
+        private long keep(long address, long capacity) {
+            if (spareCount == KEPT_HEADERS || capacity > KEPT_HEADER_BYTES) {
+                return address;
+            }
+            spareAddress[spareCount] = address;
+            spareCapacity[spareCount] = capacity;
+            spareCount++;
+            return 0;
+        }
+
+        /** For this stripe, locked and without spares: takes another stripe's, all of them, if one has any. */
+        private void stealSpares() {
+            for (Stripe other : STRIPES) {
+                if (other == this || other.spareCount == 0 || !other.tryLock()) {
+                    continue;
+                }
+                try {
+                    int n = other.spareCount;
+                    System.arraycopy(other.spareAddress, 0, spareAddress, 0, n);
+                    System.arraycopy(other.spareCapacity, 0, spareCapacity, 0, n);
+                    spareCount = n;
+                    other.spareCount = 0;
+                    other.unlock();
+                } catch (Throwable t) {
+                    other.locked = 0; // as in take
+                    throw t;
+                }
+                if (spareCount > 0) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * For this stripe, locked and with an empty stack: takes another stripe's whole stack, or
+         * else claims {@value #CHUNK} fresh slots; returns one slot and leaves the rest on the stack.
+         */
+        private int refill() {
+            for (Stripe other : STRIPES) {
+                if (other == this || other.readyCount == 0 || !other.tryLock()) {
+                    continue;
+                }
+                try {
+                    if (other.readyCount > 0) {
+                        readyTop = other.readyTop; // this stack is empty: the whole chain moves
+                        readyCount = other.readyCount;
+                        other.readyTop = 0;
+                        other.readyCount = 0;
+                    }
+                    other.unlock();
+                } catch (Throwable t) {
+                    other.locked = 0; // as in take
+                    throw t;
+                }
+                int slot = popReady();
+                if (slot >= 0) {
+                    return slot;
+                }
+            }
+            int first = FRESH.getAndAdd(CHUNK);
+            if (first < 0 || first > MAX_PAGES * PAGE_SIZE - CHUNK) {
+                FRESH.getAndAdd(-CHUNK);
+                throw new IllegalStateException("more than 2^28 exports are live at once");
+            }
+            int pageIndex = first >>> PAGE_BITS;
+            if (PAGES.get(pageIndex) == null) {
+                PAGES.compareAndSet(pageIndex, null, new Page());
+            }
+            for (int slot = first + CHUNK - 1; slot > first; slot--) {
+                pushReady(slot);
+            }
+            return first;
         }
     }
 
@@ -303,7 +470,7 @@ final class ExportRegistry {
      * @throws OutOfMemoryError if malloc returns NULL for a new header (nothing is taken)
      */
     static long reserve(long headerBytes) {
-        long slotAndSpare = take(headerBytes);
+        long slotAndSpare = Stripe.take(headerBytes);
         int slot = (int) (slotAndSpare >>> 32);
         Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
@@ -313,7 +480,7 @@ final class ExportRegistry {
             try {
                 address = NativeMemory.malloc(capacity);
             } catch (Throwable t) {
-                giveBack(slot, 0, 0);
+                Stripe.putBack(slot, 0, 0, false);
                 throw t;
             }
             page.setHeader(i, address, capacity);
@@ -351,7 +518,7 @@ final class ExportRegistry {
         Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
         page.setState(i, (id >>> SLOT_BITS) << 2 | FREE);
-        giveBack(slot, page.address(i), page.capacity(i));
+        Stripe.putBack(slot, page.address(i), page.capacity(i), false);
     }
 
     /**
@@ -384,7 +551,7 @@ final class ExportRegistry {
             return null; // another deleter call won
         }
         ExportHolder owner = page.takeOwner(i);
-        retire((int) slot, address, page.capacity(i));
+        Stripe.putBack((int) slot, address, page.capacity(i), true);
         if (Ledger.trackingEnabled()) {
             Ledger.untrack(id);
         }
@@ -432,22 +599,7 @@ final class ExportRegistry {
      */
     static void flush() {
         for (Stripe stripe : STRIPES) {
-            while (!stripe.tryLock()) {
-                Thread.onSpinWait();
-            }
-            try {
-                while (stripe.quarantined > 0) {
-                    NativeMemory.free(stripe.quarantineAddress[stripe.oldest]);
-                    stripe.quarantinedBytes -= stripe.quarantineCapacity[stripe.oldest];
-                    stripe.oldest = (stripe.oldest + 1) % QUARANTINE;
-                    stripe.quarantined--;
-                }
-                while (stripe.spareCount > 0) {
-                    NativeMemory.free(stripe.spareAddress[--stripe.spareCount]);
-                }
-            } finally {
-                stripe.unlock();
-            }
+            stripe.flush();
         }
     }
 
@@ -510,178 +662,5 @@ final class ExportRegistry {
 
     private static Page page(int slot) {
         return PAGES.get(slot >>> PAGE_BITS);
-    }
-
-    /**
-     * Locks a stripe: this thread's, or when another thread holds it, the next free one; so no
-     * thread waits while another stripe is free.
-     */
-    private static Stripe lockStripe() {
-        int start = ThreadStripes.current();
-        for (int spins = 0; ; spins++) {
-            for (int n = 0; n < STRIPES.length; n++) {
-                Stripe stripe = STRIPES[(start + n) & (STRIPES.length - 1)];
-                if (stripe.tryLock()) {
-                    return stripe;
-                }
-            }
-            if (spins < 64) {
-                Thread.onSpinWait(); // every stripe busy at this instant: their holders are inside a few instructions
-            } else {
-                Thread.yield();
-            }
-        }
-    }
-
-    /**
-     * Takes a free slot and, when the stripe has one large enough, a spare header, which the slot
-     * then holds: a stripe's own, else another stripe's, else {@value #CHUNK} fresh slots (and no
-     * header: the caller mallocs one).
-     *
-     * @return {@code slot << 32}, plus 0 when the slot got a header, or -1 in the low half when not
-     */
-    private static long take(long headerBytes) {
-        Stripe stripe = lockStripe();
-        try {
-            int slot = stripe.popReady();
-            if (slot < 0) {
-                slot = refill(stripe);
-            }
-            if (stripe.spareCount == 0) {
-                stealSpares(stripe);
-            }
-            int top = stripe.spareCount - 1;
-            if (top < 0 || stripe.spareCapacity[top] < headerBytes) {
-                return (long) slot << 32 | 0xFFFF_FFFFL;
-            }
-            stripe.spareCount = top;
-            page(slot).setHeader(slot & (PAGE_SIZE - 1), stripe.spareAddress[top], stripe.spareCapacity[top]);
-            return (long) slot << 32;
-        } finally {
-            stripe.unlock();
-        }
-    }
-
-    /** Puts a slot that never went live back, and its header, if any, among the spares (it was never handed out). */
-    private static void giveBack(int slot, long address, long capacity) {
-        long toFree = 0;
-        Stripe stripe = lockStripe();
-        try {
-            stripe.pushReady(slot);
-            if (address != 0) {
-                toFree = keep(stripe, address, capacity);
-            }
-        } finally {
-            stripe.unlock();
-        }
-        if (toFree != 0) {
-            NativeMemory.free(toFree);
-        }
-    }
-
-    /**
-     * Frees a slot (it is used again first) and puts its header into a stripe's quarantine; when
-     * that is full ({@value #QUARANTINE} headers or {@value #QUARANTINE_BYTES} bytes), its oldest
-     * headers become spares, or are freed. Allocates nothing; in the common case (one header
-     * leaves, a spare) nothing is freed, else the last free() runs after the unlock.
-     */
-    private static void retire(int slot, long address, long capacity) {
-        long toFree = 0;
-        Stripe stripe = lockStripe();
-        try {
-            stripe.pushReady(slot);
-            while (stripe.quarantined == QUARANTINE
-                    || stripe.quarantined > 0 && stripe.quarantinedBytes + capacity > QUARANTINE_BYTES) {
-                if (toFree != 0) {
-                    NativeMemory.free(toFree); // a second header out at once: only after large ones
-                }
-                int oldest = stripe.oldest;
-                stripe.oldest = (oldest + 1) % QUARANTINE;
-                stripe.quarantined--;
-                stripe.quarantinedBytes -= stripe.quarantineCapacity[oldest];
-                toFree = keep(stripe, stripe.quarantineAddress[oldest], stripe.quarantineCapacity[oldest]);
-            }
-            int at = (stripe.oldest + stripe.quarantined) % QUARANTINE;
-            stripe.quarantineAddress[at] = address;
-            stripe.quarantineCapacity[at] = capacity;
-            stripe.quarantined++;
-            stripe.quarantinedBytes += capacity;
-        } finally {
-            stripe.unlock();
-        }
-        if (toFree != 0) {
-            NativeMemory.free(toFree);
-        }
-    }
-
-    /** Keeps a header that may be used again as a spare; {@return 0, or its address when the caller must free it instead} */
-    private static long keep(Stripe stripe, long address, long capacity) {
-        if (stripe.spareCount == KEPT_HEADERS || capacity > KEPT_HEADER_BYTES) {
-            return address;
-        }
-        stripe.spareAddress[stripe.spareCount] = address;
-        stripe.spareCapacity[stripe.spareCount] = capacity;
-        stripe.spareCount++;
-        return 0;
-    }
-
-    /** For a locked stripe without spares: takes another stripe's, all of them, if one has any. */
-    private static void stealSpares(Stripe own) {
-        for (Stripe other : STRIPES) {
-            if (other == own || other.spareCount == 0 || !other.tryLock()) {
-                continue;
-            }
-            try {
-                int n = other.spareCount;
-                System.arraycopy(other.spareAddress, 0, own.spareAddress, 0, n);
-                System.arraycopy(other.spareCapacity, 0, own.spareCapacity, 0, n);
-                own.spareCount = n;
-                other.spareCount = 0;
-            } finally {
-                other.unlock();
-            }
-            if (own.spareCount > 0) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * For a locked stripe whose stack is empty: takes another stripe's whole stack, or else claims
-     * {@value #CHUNK} fresh slots; returns one slot and leaves the rest on {@code own}'s stack.
-     */
-    private static int refill(Stripe own) {
-        for (Stripe other : STRIPES) {
-            if (other == own || other.readyCount == 0 || !other.tryLock()) {
-                continue;
-            }
-            try {
-                if (other.readyCount > 0) {
-                    own.readyTop = other.readyTop; // own's stack is empty: the whole chain moves
-                    own.readyCount = other.readyCount;
-                    other.readyTop = 0;
-                    other.readyCount = 0;
-                }
-            } finally {
-                other.unlock();
-            }
-            int slot = own.popReady();
-            if (slot >= 0) {
-                return slot;
-            }
-        }
-        int first = FRESH.getAndAdd(CHUNK);
-        if (first < 0 || first > MAX_PAGES * PAGE_SIZE - CHUNK) {
-            FRESH.getAndAdd(-CHUNK);
-            throw new IllegalStateException("more than 2^28 exports are live at once");
-        }
-        int pageIndex = first >>> PAGE_BITS;
-        if (PAGES.get(pageIndex) == null) {
-            PAGES.compareAndSet(pageIndex, null, new Page());
-        }
-        for (int slot = first + CHUNK - 1; slot > first; slot--) {
-            own.pushReady(slot);
-        }
-        return first;
     }
 }

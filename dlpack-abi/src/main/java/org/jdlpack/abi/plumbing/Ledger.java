@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import org.jdlpack.abi.stripes.StripeLock;
 import org.jdlpack.abi.stripes.ThreadStripes;
 
 /**
@@ -385,59 +386,17 @@ public final class Ledger {
     }
 
     /**
-     * 64 bytes of padding before a stripe's state, and the 4-byte gap after the object header
-     * taken, so that no field of the state is laid out next to the previous object in memory.
-     */
-    @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static class StripeLeftPad {
-        int gap;
-        long p0, p1, p2, p3, p4, p5, p6, p7;
-    }
-
-    /** What a stripe's lock guards. */
-    private static class StripeState extends StripeLeftPad {
-        volatile int locked;
-        Entry head;
-        int size;
-    }
-
-    /**
-     * One doubly linked list of live entries, under a spin lock of its own: one compare-and-set
-     * to take it and a release store to give it back, where a monitor's exit is a second
-     * compare-and-set (every import and every close takes it once). It is held for a few link
-     * updates, nothing that waits for another thread. Padded on both sides through its
-     * superclasses and its own fields: the JVM lays out superclass fields first and sorts each
-     * class's fields by size, so padding fields in one class would not surround the others, and
+     * One doubly linked list of live entries, under its stripe's lock ({@link StripeLock}: every
+     * import and every close takes it once). Padded after its state, as {@link StripeLock} asks:
      * two threads writing the state of neighbouring stripes on one cache line made every import a
-     * cache miss once two threads imported at once.
+     * cache miss once two threads imported at once. The bodies call nothing, so only the lock's
+     * own calls can run out of stack; each gives the lock back as {@link StripeLock} says.
      */
     @SuppressWarnings("unused") // the padding fields exist only to take space
-    private static final class Stripe extends StripeState {
-        private static final VarHandle LOCKED;
-
-        static {
-            try {
-                LOCKED = MethodHandles.lookup().findVarHandle(StripeState.class, "locked", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
+    private static final class Stripe extends StripeLock {
+        private Entry head;
+        private int size;
         long q0, q1, q2, q3, q4, q5, q6, q7;
-
-        private void lock() {
-            for (int spins = 0; locked != 0 || !LOCKED.compareAndSet(this, 0, 1); spins++) {
-                if (spins < 64) {
-                    Thread.onSpinWait();
-                } else {
-                    Thread.yield(); // the holder was descheduled inside its few instructions
-                }
-            }
-        }
-
-        private void unlock() {
-            LOCKED.setRelease(this, 0);
-        }
 
         void add(Entry entry) {
             lock();
@@ -448,39 +407,45 @@ public final class Ledger {
                 }
                 head = entry;
                 size++;
-            } finally {
                 unlock();
+            } catch (Throwable t) {
+                locked = 0; // no call: cannot overflow the stack (StripeLock)
+                throw t;
             }
         }
 
         int size() {
             lock();
             try {
-                return size;
-            } finally {
+                int n = size;
                 unlock();
+                return n;
+            } catch (Throwable t) {
+                locked = 0; // as in add
+                throw t;
             }
         }
 
         void remove(Entry entry) {
             lock();
             try {
-                if (entry.prev == null && head != entry) {
-                    return; // not linked
+                if (entry.prev != null || head == entry) { // linked
+                    size--;
+                    if (entry.prev != null) {
+                        entry.prev.next = entry.next;
+                    } else {
+                        head = entry.next;
+                    }
+                    if (entry.next != null) {
+                        entry.next.prev = entry.prev;
+                    }
+                    entry.prev = null;
+                    entry.next = null;
                 }
-                size--;
-                if (entry.prev != null) {
-                    entry.prev.next = entry.next;
-                } else {
-                    head = entry.next;
-                }
-                if (entry.next != null) {
-                    entry.next.prev = entry.prev;
-                }
-                entry.prev = null;
-                entry.next = null;
-            } finally {
                 unlock();
+            } catch (Throwable t) {
+                locked = 0; // as in add
+                throw t;
             }
         }
     }
