@@ -148,8 +148,7 @@ final class ManagedTensorReader {
 
     /** The element count, the extent, and where the elements lie: data may be NULL only without elements, host extents lie in user space. */
     private static void checkGeometry(ImportedFields fields) {
-        long count = elementCount(fields);
-        fields.elementCount = count;
+        long count = elementCount(fields); // kept by nobody: the layout counts again when asked (an import that never asks is 8 bytes smaller)
         if (count == 0) {
             return; // the extent stays empty: (0, 0)
         }
@@ -169,7 +168,7 @@ final class ManagedTensorReader {
         if (Integer.toUnsignedLong(major) != DLPackVersion.SUPPORTED_MAJOR) {
             throw unsupported(major, minor);
         }
-        fields.version = Integer.toUnsignedLong(major) << 32 | Integer.toUnsignedLong(minor);
+        fields.versionMinor = minor; // the major is the one supported
         fields.flags = NativeMemory.readLong(address + DLManagedTensorVersionedLayout.FLAGS);
     }
 
