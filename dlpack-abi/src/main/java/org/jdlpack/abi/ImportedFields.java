@@ -7,13 +7,14 @@ import java.util.Arrays;
  * the version's minor (the major is {@link DLPackVersion#SUPPORTED_MAJOR}, or a legacy struct has
  * none: the owner's kind says which), flags, data, device, dtype, shape and strides,
  * {@code byte_offset} and extent. The element count is not kept: {@link #layout()} counts again.
- * Every field costs 8 bytes per import with the default lifetime, where this object is on the heap.
  *
  * <p>Why fields and not arrays: an import that the JIT inlines into its caller can have its objects
  * replaced by registers (escape analysis), but only objects whose fields are all reached at known
  * offsets; an array whose length comes from native memory never is. So the shape and strides of up
  * to {@value #INLINE_NDIM} dimensions are eight long fields, and only a tensor with more
- * dimensions gets an array ({@link #dims}). With that, the scoped import allocates nothing.
+ * dimensions gets an array ({@link #dims}). The reader that makes this object is called, not
+ * inlined (its reads use up C2's node budget: benchmarks/notes.md), so this is one heap object
+ * per import, and every field here is paid for by every import.
  *
  * <p>Written only by {@link ManagedTensorReader}, before the tensor that keeps it exists; the
  * tensor's final field then publishes it to every thread, and nothing writes it again.
