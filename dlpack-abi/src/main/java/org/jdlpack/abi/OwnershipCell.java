@@ -40,7 +40,9 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
     OwnershipCell(ManagedTensorKind kind, long address, int ticket, String owner, Object watched, Object detail) {
         super(watched);
         this.address = address;
-        this.word = Ownership.ownedWord(kind, ticket);
+        // A release store, not a volatile one: a volatile store is a full fence on x86, once per
+        // import. Whoever reads the owner got it through a final field or a lock, after this.
+        STATE.setRelease(this, Ownership.ownedWord(kind, ticket));
         this.owner = owner;
         this.detail = detail;
         open();

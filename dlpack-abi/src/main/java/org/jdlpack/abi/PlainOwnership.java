@@ -29,7 +29,9 @@ final class PlainOwnership implements Ownership {
      */
     PlainOwnership(ManagedTensorKind kind, long address, int ticket) {
         this.address = address;
-        this.word = Ownership.ownedWord(kind, ticket);
+        // A release store, not a volatile one: a volatile store is a full fence on x86, once per
+        // import. Whoever reads the owner got it through a final field or a lock, after this.
+        STATE.setRelease(this, Ownership.ownedWord(kind, ticket));
         if (Ledger.trackingEnabled()) {
             Ledger.track(this, this::describe);
         }
