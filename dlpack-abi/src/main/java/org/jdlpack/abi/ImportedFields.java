@@ -4,14 +4,17 @@ import java.util.Arrays;
 
 /**
  * The validated copy of a foreign managed tensor's metadata that an {@link ImportedTensor} keeps:
- * the version packed as {@code major << 32 | minor} (-1 for a legacy struct), flags, data,
- * device, dtype, shape and strides, {@code byte_offset}, element count and extent.
+ * the version's minor (the major is {@link DLPackVersion#SUPPORTED_MAJOR}, or a legacy struct has
+ * none: the owner's kind says which), flags, data, device, dtype, shape and strides,
+ * {@code byte_offset} and extent. The element count is not kept: {@link #layout()} counts again.
  *
  * <p>Why fields and not arrays: an import that the JIT inlines into its caller can have its objects
  * replaced by registers (escape analysis), but only objects whose fields are all reached at known
  * offsets; an array whose length comes from native memory never is. So the shape and strides of up
  * to {@value #INLINE_NDIM} dimensions are eight long fields, and only a tensor with more
- * dimensions gets an array ({@link #dims}). With that, the scoped import allocates nothing.
+ * dimensions gets an array ({@link #dims}). The reader that makes this object is called, not
+ * inlined (its reads use up C2's node budget: benchmarks/notes.md), so this is one heap object
+ * per import, and every field here is paid for by every import.
  *
  * <p>Written only by {@link ManagedTensorReader}, before the tensor that keeps it exists; the
  * tensor's final field then publishes it to every thread, and nothing writes it again.
@@ -21,7 +24,8 @@ final class ImportedFields {
     /** Dimensions kept in fields rather than an array. */
     static final int INLINE_NDIM = 4;
 
-    long version = -1;
+    /** {@code version.minor} of a {@code DLManagedTensorVersioned}, raw (unsigned); 0 for a legacy struct. */
+    int versionMinor;
     long flags;
     long data;
     int deviceType;
@@ -40,7 +44,6 @@ final class ImportedFields {
     long[] dims;
     boolean stridesWereNull;
     long byteOffset;
-    long elementCount;
     long extentStart;
     long extentSize;
 
@@ -128,11 +131,14 @@ final class ImportedFields {
 
     /** The validated fields as a layout, with arrays of its own. */
     TensorLayout layout() {
-        return new TensorLayout(dtype, shape(), strides(), byteOffset, flags, extent(), elementCount);
+        long[] shape = shape();
+        // Validated at import: the count cannot overflow here.
+        return new TensorLayout(dtype, shape, strides(), byteOffset, flags, extent(), TensorGeometry.elementCount(shape, ndim));
     }
 
+    /** {@return the version of a {@code DLManagedTensorVersioned}: this struct's kind is the caller's to know} */
     DLPackVersion dlpackVersion() {
-        return version < 0 ? null : DLPackVersion.ofRaw((int) (version >>> 32), (int) version);
+        return DLPackVersion.ofRaw((int) DLPackVersion.SUPPORTED_MAJOR, versionMinor);
     }
 
     /** For leak reports and toString: what was imported, without the pointer. */

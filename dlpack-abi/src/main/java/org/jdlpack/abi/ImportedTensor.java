@@ -182,7 +182,7 @@ public final class ImportedTensor implements AutoCloseable {
     /** {@return the DLPack version the producer stamped; empty for a legacy struct, which has none} */
     public Optional<DLPackVersion> version() {
         checkNotMoved();
-        return Optional.ofNullable(fields.dlpackVersion());
+        return cell.kind() == ManagedTensorKind.LEGACY ? Optional.empty() : Optional.of(fields.dlpackVersion());
     }
 
     /** {@return where the data lives} */

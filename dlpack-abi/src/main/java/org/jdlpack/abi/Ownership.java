@@ -30,7 +30,7 @@ interface Ownership extends OwnedPointers.Owner {
     int DELETED = 2;
 
     /**
-     * {@return the handle of an implementation's state word, its {@code volatile int state} field}
+     * {@return the handle of an implementation's state word, its {@code volatile int word} field}
      * For the implementations' class initializers: each keeps the word in its own class, since one
      * must be a phantom reference (the safety net's entry) and the other must not be one.
      *
@@ -38,25 +38,53 @@ interface Ownership extends OwnedPointers.Owner {
      */
     static VarHandle stateWord(MethodHandles.Lookup lookup) {
         try {
-            return lookup.findVarHandle(lookup.lookupClass(), "state", int.class);
+            return lookup.findVarHandle(lookup.lookupClass(), "word", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /** {@return which struct the pointer points to} */
-    ManagedTensorKind kind();
-
-    /** {@return OWNED, MOVED or DELETED} */
-    int state();
-
-    /** {@return this owner's entry in {@link OwnedPointers}: what {@link OwnedPointers#claim} returned for the address} */
-    int ticket();
+    /** Bits of the word that hold the state. */
+    int STATE_BITS = 0b11;
+    /** The bit of the word that says the struct is a legacy {@code DLManagedTensor}. */
+    int LEGACY_BIT = 0b100;
+    /** The ticket is stored plus one (so {@link OwnedPointers#SPILLED} fits) above the state and kind. */
+    int TICKET_SHIFT = 3;
 
     /**
-     * For the implementations, not the callers: the one compare-and-set from OWNED to {@code to}
-     * on this owner's state word and, when it wins, what this kind settles on leaving OWNED (its
-     * ledger entry). Nothing else: the claim and the deleter are the state machine's.
+     * {@return the state word of a new owner, OWNED} One int holds the state, the kind and the
+     * ticket, which never change after this: an owner is one field smaller per import than with
+     * three, and both implementations read kind and ticket here instead of each keeping them.
+     *
+     * @param kind   which struct the pointer points to
+     * @param ticket what {@link OwnedPointers#claim} returned for the address
+     */
+    static int ownedWord(ManagedTensorKind kind, int ticket) {
+        return (ticket + 1) << TICKET_SHIFT | (kind == ManagedTensorKind.LEGACY ? LEGACY_BIT : 0) | OWNED;
+    }
+
+    /** {@return the state word: OWNED, MOVED or DELETED in {@link #STATE_BITS}, the kind and the ticket above (see {@link #ownedWord})} */
+    int word();
+
+    /** {@return which struct the pointer points to} */
+    default ManagedTensorKind kind() {
+        return (word() & LEGACY_BIT) != 0 ? ManagedTensorKind.LEGACY : ManagedTensorKind.VERSIONED;
+    }
+
+    /** {@return OWNED, MOVED or DELETED} */
+    default int state() {
+        return word() & STATE_BITS;
+    }
+
+    /** {@return this owner's entry in {@link OwnedPointers}: what {@link OwnedPointers#claim} returned for the address} */
+    default int ticket() {
+        return (word() >> TICKET_SHIFT) - 1;
+    }
+
+    /**
+     * For the implementations, not the callers: the one compare-and-set of this owner's state
+     * word from OWNED to {@code to} (kind and ticket kept) and, when it wins, what this kind
+     * settles on leaving OWNED (its ledger entry). Nothing else: the claim and the deleter are the state machine's.
      *
      * @return whether this call won
      */

@@ -20,16 +20,13 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
 
     private static final VarHandle STATE = Ownership.stateWord(MethodHandles.lookup());
 
-    private final ManagedTensorKind kind;
     private final long address;
-    /** This cell's entry in {@link OwnedPointers}, dropped when the state leaves OWNED by a deleter call or a move out of Java. */
-    private final int ticket;
     /** Who owns the pointer, for messages: a constant, so naming it allocates nothing. */
     final String owner;
     /** Describes the tensor in a leak report (its validated fields), or null; never the watched object. */
     final Object detail;
-    @SuppressWarnings("unused") // accessed through STATE
-    private volatile int state;
+    /** {@link Ownership#word}: the state, the kind and the ticket (dropped in {@link OwnedPointers} when the state leaves OWNED by a deleter call or a move out of Java). */
+    private volatile int word;
 
     /**
      * A cell that owns {@code address}, which the caller has claimed in {@link OwnedPointers}
@@ -42,9 +39,10 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
      */
     OwnershipCell(ManagedTensorKind kind, long address, int ticket, String owner, Object watched, Object detail) {
         super(watched);
-        this.kind = kind;
         this.address = address;
-        this.ticket = ticket;
+        // A release store, not a volatile one: a volatile store is a full fence on x86, once per
+        // import. Whoever reads the owner got it through a final field or a lock, after this.
+        STATE.setRelease(this, Ownership.ownedWord(kind, ticket));
         this.owner = owner;
         this.detail = detail;
         open();
@@ -66,24 +64,15 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
     }
 
     @Override
-    public ManagedTensorKind kind() {
-        return kind;
-    }
-
-    @Override
     public long address() {
         return address;
-    }
-
-    @Override
-    public int ticket() {
-        return ticket;
     }
 
     /** Leaving OWNED settles the cell's ledger entry: the safety net no longer watches it. */
     @Override
     public boolean leave(int to) {
-        if (STATE.compareAndSet(this, OWNED, to)) {
+        int owned = word & ~STATE_BITS;
+        if (STATE.compareAndSet(this, owned, owned | to)) {
             settle();
             return true;
         }
@@ -100,13 +89,13 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
     }
 
     @Override
-    public int state() {
-        return (int) STATE.getVolatile(this);
+    public int word() {
+        return word;
     }
 
     /** What a leak report says about the forgotten owner; built only when there is a leak. */
     @Override
     protected String describe() {
-        return owner + "(" + kind.structName() + " at 0x" + Long.toHexString(address) + (detail == null ? "" : ", " + detail) + ")";
+        return owner + "(" + kind().structName() + " at 0x" + Long.toHexString(address) + (detail == null ? "" : ", " + detail) + ")";
     }
 }

@@ -20,28 +20,37 @@ final class PlainOwnership implements Ownership {
 
     private static final VarHandle STATE = Ownership.stateWord(MethodHandles.lookup());
 
-    private final ManagedTensorKind kind;
     private final long address;
-    /** This owner's entry in {@link OwnedPointers}, dropped when the state leaves OWNED. */
-    private final int ticket;
-    @SuppressWarnings("unused") // accessed through STATE
-    private volatile int state;
+    /** {@link Ownership#word}: the state, the kind and the ticket (dropped in {@link OwnedPointers} when the state leaves OWNED). */
+    private volatile int word;
 
     /**
      * @param ticket what {@link OwnedPointers#claim} returned for {@code address}, which the caller claimed
      */
     PlainOwnership(ManagedTensorKind kind, long address, int ticket) {
-        this.kind = kind;
         this.address = address;
-        this.ticket = ticket;
+        // A release store, not a volatile one: a volatile store is a full fence on x86, once per
+        // import. Whoever reads the owner got it through a final field or a lock, after this.
+        STATE.setRelease(this, Ownership.ownedWord(kind, ticket));
         if (Ledger.trackingEnabled()) {
             Ledger.track(this, this::describe);
         }
     }
 
     @Override
-    public ManagedTensorKind kind() {
-        return kind;
+    public int word() {
+        return word;
+    }
+
+    /** Leaving OWNED takes this owner off leak tracking's list. */
+    @Override
+    public boolean leave(int to) {
+        int owned = word & ~STATE_BITS;
+        if (STATE.compareAndSet(this, owned, owned | to)) {
+            Ledger.untrack(this);
+            return true;
+        }
+        return false;
     }
 
     @Override
@@ -49,28 +58,8 @@ final class PlainOwnership implements Ownership {
         return address;
     }
 
-    @Override
-    public int state() {
-        return (int) STATE.getVolatile(this);
-    }
-
-    @Override
-    public int ticket() {
-        return ticket;
-    }
-
-    /** Leaving OWNED takes this owner off leak tracking's list. */
-    @Override
-    public boolean leave(int to) {
-        if (STATE.compareAndSet(this, OWNED, to)) {
-            Ledger.untrack(this);
-            return true;
-        }
-        return false;
-    }
-
     /** What tracking lists this owner as. */
     private String describe() {
-        return "ImportedTensor(" + kind.structName() + " at 0x" + Long.toHexString(address) + ")";
+        return "ImportedTensor(" + kind().structName() + " at 0x" + Long.toHexString(address) + ")";
     }
 }

@@ -164,6 +164,20 @@ class ImportValidationTest {
     }
 
     @Test
+    void aLegacyStructHasNoVersionAndKeepsItsKindThroughAMove() {
+        // The version is kept as its minor only; whether there is one comes from the owner's kind.
+        CPeer.Produced produced = PEER.make(PeerTensor.legacy());
+        ImportedTensor legacy = ImportedTensor.of(ManagedTensorKind.LEGACY, produced.pointer());
+        assertThat(legacy.version()).isEmpty();
+        try (ImportedTensor moved = legacy.moveTo(ImportLifetime.SHARED)) {
+            assertThat(moved.kind()).isEqualTo(ManagedTensorKind.LEGACY);
+            assertThat(moved.version()).isEmpty();
+            assertThat(legacy.kind()).isEqualTo(ManagedTensorKind.LEGACY);
+        }
+        assertThat(PEER.deleterCalls(produced.id())).isEqualTo(1);
+    }
+
+    @Test
     void aNullDeleterIsNeverCalled() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned().nullDeleter());
         ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());

@@ -38,6 +38,25 @@ class OwnershipTest {
     }
 
     @Test
+    void theStateWordKeepsKindAndTicketThroughEveryTransition() {
+        // One int holds state, kind and ticket: the edges are a spilled claim (-1) and the table's last entry.
+        // Never claimed or called: an owner that hands over touches neither the table nor a deleter.
+        for (ManagedTensorKind kind : ManagedTensorKind.values()) {
+            for (int ticket : new int[] {OwnedPointers.SPILLED, 0, 8, 8 + 2048 * 8 - 1}) {
+                PlainOwnership owner = new PlainOwnership(kind, 0x1000, ticket);
+                assertThat(owner.kind()).isEqualTo(kind);
+                assertThat(owner.ticket()).isEqualTo(ticket);
+                assertThat(owner.state()).isEqualTo(Ownership.OWNED);
+                assertThat(owner.handOver()).isEqualTo(ticket);
+                assertThat(owner.state()).isEqualTo(Ownership.MOVED);
+                assertThat(owner.kind()).isEqualTo(kind);
+                assertThat(owner.handOver()).as("a second hand-over loses").isEqualTo(Integer.MIN_VALUE);
+                assertThat(owner.ticket()).isEqualTo(ticket);
+            }
+        }
+    }
+
+    @Test
     void doubleCloseCallsTheDeleterOnce() {
         CPeer.Produced produced = PEER.make(PeerTensor.versioned());
         ImportedTensor tensor = ImportedTensor.of(ManagedTensorKind.VERSIONED, produced.pointer());
