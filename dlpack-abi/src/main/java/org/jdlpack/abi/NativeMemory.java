@@ -154,11 +154,6 @@ final class NativeMemory {
         everything().set(JAVA_BYTE, address, value);
     }
 
-    /** Writes {@code values[0 .. count)} as native-order 64-bit values from {@code address} on, allocating nothing. */
-    static void writeLongs(long address, long[] values, int count) {
-        MemorySegment.copy(values, 0, everything(), JAVA_LONG_UNALIGNED, address, count);
-    }
-
     /**
      * A segment of {@code size} bytes at a native address, valid until {@code arena} closes, which
      * then runs {@code cleanup}.
