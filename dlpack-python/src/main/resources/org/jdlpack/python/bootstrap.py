@@ -36,15 +36,6 @@ def _get(name):
 def _set(name, value):
     _main[name] = value
 
-def _numpy_capsules():
-    # Two capsules NumPy made (versioned, legacy), when NumPy is loaded: dlpack-python checks their
-    # destructor, the DLPack standard one, and puts it on its own capsules (Capsules.java).
-    np = sys.modules.get('numpy')
-    if np is None:
-        return None
-    a = np.zeros(1, np.uint8)
-    return a.__dlpack__(max_version=(1, 0)), a.__dlpack__()
-
 def _capsule_of(obj):
     if type(obj).__name__ == 'PyCapsule':
         return obj

@@ -74,7 +74,7 @@ public final class Capsules {
             FunctionDescriptor.ofVoid(JAVA_LONG));
     /** A zeroed stand-in for a managed tensor, large enough for either struct: the probe's capsules carry it. */
     private static final MemorySegment PROBE_TENSOR = Arena.global().allocate(128, 8);
-    private static final MemorySegment NUMPY_CAPSULES = Arena.global().allocateFrom("_numpy_capsules");
+    private static final MemorySegment NUMPY = Arena.global().allocateFrom("numpy");
     /** How many exports go by between two looks for NumPy while it is not loaded. */
     private static final int LOOK_INTERVAL = 1024;
     private static long probeCalls;
@@ -90,8 +90,6 @@ public final class Capsules {
     private static volatile boolean adopted;
     /** Exports until {@link #wrap} looks for NumPy again; only under the GIL. */
     private static int untilLook;
-    /** The {@code _jdlpack} module's dict, where the bootstrap defines {@code _numpy_capsules}. */
-    private static volatile MemorySegment moduleDict = MemorySegment.NULL;
 
     private Capsules() {
     }
@@ -109,35 +107,73 @@ public final class Capsules {
     /**
      * Looks for NumPy in {@code sys.modules} and, where it is loaded, takes the destructors of two
      * capsules it makes and adopts them if the probe ({@link #behavesAsDLPackSays}) finds that they
-     * do what the spec asks. In an upcall, with the GIL; runs the bootstrap's
-     * {@code _numpy_capsules}, Python code that calls NumPy's C code only. Never throws; a failure
-     * keeps this class's own destructor.
+     * do what the spec asks. In an upcall, with the GIL; calls NumPy's C code through the C API
+     * only. A failure keeps this class's own destructor.
      */
     private static void lookForNumPy() {
-        MemorySegment function = moduleDict.address() == 0 ? MemorySegment.NULL
-                : LibPythonObjects.dictGetItemString(moduleDict, NUMPY_CAPSULES); // borrowed
-        if (function.address() == 0) {
-            return;
+        MemorySegment numpy = LibPythonObjects.dictGetItemString(LibPythonObjects.importGetModuleDict(), NUMPY); // borrowed
+        if (numpy.address() == 0) {
+            return; // not loaded (yet)
         }
-        MemorySegment pair = LibPythonObjects.callObject(function, MemorySegment.NULL);
-        if (pair.address() == 0) {
-            LibPythonErrors.errClear();
-            return;
-        }
+        adopted = true; // found or refused: NumPy is loaded, and looking again would find the same
+        MemorySegment[] capsules = numpyCapsules(numpy);
         try {
-            if (pair.address() == LibPython.NONE.address()) {
-                return; // NumPy is not loaded (yet)
-            }
-            MemorySegment versioned = standardDestructor(LibPythonObjects.tupleGetItem(pair, 0), ManagedTensorKind.VERSIONED);
-            MemorySegment legacy = standardDestructor(LibPythonObjects.tupleGetItem(pair, 1), ManagedTensorKind.LEGACY);
+            MemorySegment versioned = standardDestructor(capsules[0], ManagedTensorKind.VERSIONED);
+            MemorySegment legacy = standardDestructor(capsules[1], ManagedTensorKind.LEGACY);
             if (versioned != null && legacy != null) {
                 versionedDestructor = versioned;
                 legacyDestructor = legacy;
             }
-            adopted = true; // found or refused: NumPy is loaded, and looking again would find the same
         } finally {
-            LibPythonObjects.decRef(pair); // NumPy's capsules die unconsumed: their destructors release NumPy's exports
+            LibPythonObjects.decRef(capsules[0]); // NumPy's capsules die unconsumed: their destructors release NumPy's exports
+            LibPythonObjects.decRef(capsules[1]);
         }
+    }
+
+    /**
+     * {@return a versioned and a legacy capsule of a one-element NumPy array, NULL where NumPy
+     * failed (its exception cleared)} Through the C API only: no Python frame, so nothing a
+     * profiler or tracer of the caller's code would see.
+     */
+    private static MemorySegment[] numpyCapsules(MemorySegment numpy) {
+        MemorySegment[] capsules = {MemorySegment.NULL, MemorySegment.NULL};
+        MemorySegment array = MemorySegment.NULL;
+        MemorySegment dunder = MemorySegment.NULL;
+        MemorySegment keywords = MemorySegment.NULL;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment zeros = LibPythonObjects.objectGetAttrString(numpy, arena.allocateFrom("zeros"));
+            MemorySegment shape = LibPythonObjects.tupleNew(1);
+            if (zeros.address() != 0 && shape.address() != 0) {
+                LibPythonObjects.tupleSetItem(shape, 0, LibPythonObjects.longFromLong(1)); // steals the int
+                array = LibPythonObjects.callObject(zeros, shape);
+            }
+            LibPythonObjects.decRef(zeros);
+            LibPythonObjects.decRef(shape);
+            dunder = LibPythonObjects.unicodeInternFromString(arena.allocateFrom("__dlpack__"));
+            keywords = LibPythonObjects.tupleNew(1);
+            MemorySegment version = LibPythonObjects.tupleNew(2);
+            MemorySegment maxVersion = LibPythonObjects.unicodeInternFromString(arena.allocateFrom("max_version"));
+            if (array.address() != 0 && dunder.address() != 0 && keywords.address() != 0 && version.address() != 0
+                    && maxVersion.address() != 0) {
+                LibPythonObjects.tupleSetItem(keywords, 0, maxVersion); // steals the name
+                maxVersion = MemorySegment.NULL;
+                LibPythonObjects.tupleSetItem(version, 0, LibPythonObjects.longFromLong(1));
+                LibPythonObjects.tupleSetItem(version, 1, LibPythonObjects.longFromLong(0));
+                MemorySegment arguments = arena.allocate(ADDRESS, 2);
+                arguments.setAtIndex(ADDRESS, 0, array);
+                arguments.setAtIndex(ADDRESS, 1, version);
+                capsules[0] = LibPythonObjects.vectorcallMethod(dunder, arguments, 1, keywords); // array.__dlpack__(max_version=(1, 0))
+                capsules[1] = LibPythonObjects.vectorcallMethod(dunder, arguments, 1, MemorySegment.NULL); // array.__dlpack__()
+            }
+            LibPythonObjects.decRef(version);
+            LibPythonObjects.decRef(maxVersion);
+        } finally {
+            LibPythonObjects.decRef(array);
+            LibPythonObjects.decRef(dunder);
+            LibPythonObjects.decRef(keywords);
+            LibPythonErrors.errClear();
+        }
+        return capsules;
     }
 
     /** {@return {@code capsule}'s destructor if it does what DLPack asks of a {@code kind} capsule's, else null} */
@@ -199,12 +235,9 @@ public final class Capsules {
 
     /**
      * Finds where a capsule keeps its name: makes a capsule with known pointer and name and reads
-     * them back from its memory; and keeps the {@code _jdlpack} module's dict, where
-     * {@link #lookForNumPy} finds the bootstrap's function. Needs the GIL; only downcalls; before
-     * any DLPack capsule is made.
+     * them back from its memory. Needs the GIL; only downcalls; before any DLPack capsule is made.
      */
-    static void install(MemorySegment dict) {
-        moduleDict = dict;
+    static void install() {
         MemorySegment probe = LibPythonCapsules.capsuleNew(USED_LEGACY, LEGACY, MemorySegment.NULL);
         if (probe.address() == 0) {
             LibPythonErrors.errClear();

@@ -149,7 +149,7 @@ public final class JavaTensorType {
             throw new IllegalStateException("the JavaTensor type has no tp_free");
         }
         DLPackArguments.intern(arena);
-        Capsules.install(dict);
+        Capsules.install();
         type = made; // the module's reference, kept for the process
         if (LibPythonObjects.dictSetItemString(dict, arena.allocateFrom("JavaTensor"), made) != 0) {
             throw new IllegalStateException("PyDict_SetItemString failed for JavaTensor");
