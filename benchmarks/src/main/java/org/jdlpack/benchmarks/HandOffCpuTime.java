@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.TearDown;
 
@@ -24,7 +25,11 @@ import org.openjdk.jmh.annotations.TearDown;
  * compare well even under load. It calls the same methods JMH does, so the two cannot drift apart.
  *
  * <pre>java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar:LIBRARY_JARS \
- *     org.jdlpack.benchmarks.HandOffCpuTime TorchHandOffBenchmark [elements=262144] [rounds=9] [ops=100000] [label=TEXT]</pre>
+ *     org.jdlpack.benchmarks.HandOffCpuTime TorchHandOffBenchmark [elements=262144] [rounds=9] [ops=100000] [only=REGEX] [label=TEXT]</pre>
+ *
+ * {@code only} keeps the routes whose method names match; a route with
+ * {@code @OperationsPerInvocation(n)} is called {@code ops / n} times and its figures are per
+ * operation, as JMH reports them.
  *
  * Figures and commands: docs/jvm-libraries.md.
  */
@@ -48,11 +53,13 @@ public final class HandOffCpuTime {
         Object state = type.getConstructor().newInstance();
         int rounds = 9;
         int ops = 100_000;
+        String only = ".*";
         for (String arg : Arrays.copyOfRange(args, 1, args.length)) {
             String[] kv = arg.split("=", 2);
             switch (kv[0]) {
                 case "rounds" -> rounds = Integer.parseInt(kv[1]);
                 case "ops" -> ops = Integer.parseInt(kv[1]);
+                case "only" -> only = kv[1];
                 case "label" -> { } // printed with the arguments only: says how the JVM was started
                 default -> {
                     Field field = type.getDeclaredField(kv[0]);
@@ -63,23 +70,26 @@ public final class HandOffCpuTime {
         }
         List<Method> routes = new ArrayList<>();
         for (Method m : type.getMethods()) {
-            if (m.isAnnotationPresent(Benchmark.class)) {
+            if (m.isAnnotationPresent(Benchmark.class) && m.getName().matches(only)) {
                 routes.add(m);
             }
         }
         routes.sort(Comparator.comparing(Method::getName));
         call(type, state, Setup.class);
         MethodHandle[] calls = new MethodHandle[routes.size()];
+        int[] perCall = new int[calls.length];
         for (int r = 0; r < calls.length; r++) {
+            OperationsPerInvocation batch = routes.get(r).getAnnotation(OperationsPerInvocation.class);
+            perCall[r] = batch == null ? 1 : batch.value();
             // (Object)long: no boxing, so the heap per operation is the route's own.
             calls[r] = MethodHandles.publicLookup().unreflect(routes.get(r)).asType(MethodType.methodType(long.class, Object.class));
         }
         double[][] cpu = new double[calls.length][rounds];
         double[][] heap = new double[calls.length][rounds];
         long sink = 0;
-        for (MethodHandle call : calls) { // warm-up: every route compiled before any is measured
-            for (int i = 0; i < ops; i++) {
-                sink += (long) call.invokeExact(state);
+        for (int r = 0; r < calls.length; r++) { // warm-up: every route compiled before any is measured
+            for (int i = 0; i < ops / perCall[r]; i++) {
+                sink += (long) calls[r].invokeExact(state);
             }
         }
         for (int round = 0; round < rounds; round++) {
@@ -87,11 +97,13 @@ public final class HandOffCpuTime {
                 MethodHandle call = calls[r];
                 long cpu0 = THREADS.getCurrentThreadCpuTime();
                 long heap0 = THREADS.getCurrentThreadAllocatedBytes();
-                for (int i = 0; i < ops; i++) {
+                int invocations = ops / perCall[r];
+                for (int i = 0; i < invocations; i++) {
                     sink += (long) call.invokeExact(state);
                 }
-                cpu[r][round] = (THREADS.getCurrentThreadCpuTime() - cpu0) / (double) ops;
-                heap[r][round] = (THREADS.getCurrentThreadAllocatedBytes() - heap0) / (double) ops;
+                double done = (double) invocations * perCall[r];
+                cpu[r][round] = (THREADS.getCurrentThreadCpuTime() - cpu0) / done;
+                heap[r][round] = (THREADS.getCurrentThreadAllocatedBytes() - heap0) / done;
             }
         }
         call(type, state, TearDown.class);

@@ -25,7 +25,8 @@ import org.jdlpack.python.internal.objects.PythonStrings;
  * <p>Keyword names are compared by identity with interned strings first (Python code passes
  * interned names), then by their characters; the last few keyword tuples seen are remembered
  * (NumPy passes the same tuple every time), each kept alive for the process so that its address
- * cannot be reused.
+ * cannot be reused; so are the last few {@code max_version} tuples, where they cannot change (an
+ * exact tuple whose first item is an exact int), so that NumPy's call reads no Python object.
  *
  * <p>Every method runs in the upcall, with the GIL held, and makes only downcalls. Thread safety:
  * the interned names are written once, by {@link #intern}, before any instance exists; the keyword
@@ -49,6 +50,9 @@ public final class DLPackArguments {
     /** Keyword tuples seen, and the keyword each position names; replaced whole, never changed. */
     private static volatile long[] cachedTuples = new long[0];
     private static volatile int[][] cachedKeywords = new int[0][];
+    /** {@code max_version} tuples seen (exact tuples of exact ints), and whether each asks for the versioned struct; the same rules. */
+    private static volatile long[] versionTuples = new long[0];
+    private static volatile boolean[] versionAnswers = new boolean[0];
 
     private DLPackArguments() {
     }
@@ -125,27 +129,16 @@ public final class DLPackArguments {
         }
         boolean versioned = false;
         if (maxVersion != 0 && maxVersion != none) {
-            MemorySegment major = LibPythonObjects.tupleGetItem(MemorySegment.ofAddress(maxVersion), 0); // borrowed
-            long value;
-            if (major.address() != 0) {
-                value = LibPythonObjects.longAsLong(major);
-                if (value == -1 && LibPythonErrors.errOccurred()) {
-                    LibPythonErrors.errClear();
-                    value = slowInt(major);
-                }
+            int known = knownVersion(maxVersion);
+            if (known >= 0) {
+                versioned = known == 1;
             } else {
-                LibPythonErrors.errClear(); // not a tuple: any sequence will do
-                MemorySegment item = LibPythonObjects.sequenceGetItem(MemorySegment.ofAddress(maxVersion), 0);
-                if (item.address() == 0) {
+                Boolean read = readVersion(maxVersion);
+                if (read == null) {
                     return null;
                 }
-                value = slowInt(item);
-                LibPythonObjects.decRef(item);
+                versioned = read;
             }
-            if (value == -1 && LibPythonErrors.errOccurred()) {
-                return null;
-            }
-            versioned = value >= 1;
         }
         OptionalLong streamRequest = OptionalLong.empty();
         if (stream != 0 && stream != none) {
@@ -156,6 +149,72 @@ public final class DLPackArguments {
             streamRequest = OptionalLong.of(value);
         }
         return request(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, streamRequest, copyRequest);
+    }
+
+    /**
+     * {@return 1 (versioned) or 0 (legacy) for a {@code max_version} tuple seen before, or -1} One
+     * comparison per remembered tuple: NumPy passes the same tuple on every call.
+     */
+    private static int knownVersion(long maxVersion) {
+        long[] tuples = versionTuples;
+        for (int i = 0; i < tuples.length; i++) {
+            if (tuples[i] == maxVersion) {
+                return versionAnswers[i] ? 1 : 0;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * {@return whether {@code max_version}'s major version is at least 1, or null with a Python
+     * exception set} Remembers the answer for an exact tuple whose first item is an exact int:
+     * neither can change, and the reference kept for the process means the address cannot name
+     * another object.
+     */
+    private static Boolean readVersion(long maxVersion) {
+        MemorySegment tuple = MemorySegment.ofAddress(maxVersion);
+        boolean immutable = false;
+        long value;
+        MemorySegment major = LibPythonObjects.tupleGetItem(tuple, 0); // borrowed
+        if (major.address() != 0) {
+            immutable = LibPython.typeOf(maxVersion) == LibPython.TUPLE_TYPE.address()
+                    && LibPython.typeOf(major.address()) == LibPython.LONG_TYPE.address();
+            value = LibPythonObjects.longAsLong(major);
+            if (value == -1 && LibPythonErrors.errOccurred()) {
+                LibPythonErrors.errClear();
+                value = slowInt(major);
+            }
+        } else {
+            LibPythonErrors.errClear(); // not a tuple: any sequence will do
+            MemorySegment item = LibPythonObjects.sequenceGetItem(tuple, 0);
+            if (item.address() == 0) {
+                return null;
+            }
+            value = slowInt(item);
+            LibPythonObjects.decRef(item);
+        }
+        if (value == -1 && LibPythonErrors.errOccurred()) {
+            return null;
+        }
+        boolean versioned = value >= 1;
+        if (immutable) {
+            remember(maxVersion, versioned);
+        }
+        return versioned;
+    }
+
+    /** Remembers an immutable {@code max_version} tuple's answer while there is room, keeping the tuple for the process. */
+    private static void remember(long maxVersion, boolean versioned) {
+        long[] tuples = versionTuples;
+        if (tuples.length < KEYWORD_CACHE_SIZE) {
+            LibPythonObjects.incRef(MemorySegment.ofAddress(maxVersion)); // kept for the process: its address is not reused
+            long[] moreTuples = Arrays.copyOf(tuples, tuples.length + 1);
+            boolean[] moreAnswers = Arrays.copyOf(versionAnswers, tuples.length + 1);
+            moreTuples[tuples.length] = maxVersion;
+            moreAnswers[tuples.length] = versioned;
+            versionAnswers = moreAnswers; // written before the tuples, read after them
+            versionTuples = moreTuples;
+        }
     }
 
     /** {@code int(x)} as a {@code long}; -1 with an exception set on failure. */

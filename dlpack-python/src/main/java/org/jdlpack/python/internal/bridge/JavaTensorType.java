@@ -64,8 +64,6 @@ public final class JavaTensorType {
     static final long DEVICE_ID = HEADER + 36;
     static final long VIEWED_EXPORT = HEADER + 40;
     static final long SIZE = HEADER + 48;
-    /** {@code ob_type}: the header's last field. */
-    static final long OB_TYPE = HEADER - ADDRESS.byteSize();
 
     /**
      * {@code __dlpack__}'s vectorcall, with its pointers (the result too) as 64-bit integers (the
@@ -98,7 +96,7 @@ public final class JavaTensorType {
 
     /** {@link #isInstance(MemorySegment)} of a raw address. */
     static boolean isInstance(long object) {
-        return object != 0 && LibPython.memory(object, HEADER).get(JAVA_LONG, OB_TYPE) == type.address();
+        return object != 0 && LibPython.typeOf(object) == type.address();
     }
 
     /** {@return the instance's fields, readable and writable} */
@@ -151,6 +149,7 @@ public final class JavaTensorType {
             throw new IllegalStateException("the JavaTensor type has no tp_free");
         }
         DLPackArguments.intern(arena);
+        Capsules.install();
         type = made; // the module's reference, kept for the process
         if (LibPythonObjects.dictSetItemString(dict, arena.allocateFrom("JavaTensor"), made) != 0) {
             throw new IllegalStateException("PyDict_SetItemString failed for JavaTensor");

@@ -2,6 +2,7 @@ package org.jdlpack.python.internal.capi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -64,6 +65,9 @@ public final class LibPython {
     public static final MemorySegment NONE = LIBRARY.symbol("_Py_NoneStruct");
     public static final MemorySegment TRUE = LIBRARY.symbol("_Py_TrueStruct");
     public static final MemorySegment FALSE = LIBRARY.symbol("_Py_FalseStruct");
+    /** {@code PyTuple_Type} and {@code PyLong_Type}: an object whose type is one of these exactly cannot change. */
+    public static final MemorySegment TUPLE_TYPE = LIBRARY.symbol("PyTuple_Type");
+    public static final MemorySegment LONG_TYPE = LIBRARY.symbol("PyLong_Type");
 
     private LibPython() {
     }
@@ -112,6 +116,17 @@ public final class LibPython {
      */
     public static MemorySegment memory(long address, long length) {
         return ALL.asSlice(address, length);
+    }
+
+    /**
+     * {@return the address of the type of the Python object at {@code object} (not NULL): its
+     * {@code ob_type}, the last field of the object header}
+     *
+     * @param object the object's address
+     */
+    public static long typeOf(long object) {
+        long header = EmbeddedPython.objectSize();
+        return ALL.get(JAVA_LONG, object + header - ADDRESS.byteSize());
     }
 
     /** {@code setenv(name, value, 1)} from libc (reached through libpython's dependencies). */

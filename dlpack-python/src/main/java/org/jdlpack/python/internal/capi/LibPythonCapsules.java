@@ -23,6 +23,9 @@ public final class LibPythonCapsules {
     /** The same function, as a leaf: only for a capsule known to be one, where it cannot fail (and so allocates nothing). */
     private static final MethodHandle OWN_CAPSULE_GET_NAME = LibPython.bindLeaf("PyCapsule_GetName", FunctionDescriptor.of(ADDRESS, ADDRESS));
 
+    private static final MethodHandle CAPSULE_GET_DESTRUCTOR = LibPython.bind("PyCapsule_GetDestructor",
+            FunctionDescriptor.of(ADDRESS, ADDRESS));
+
     private LibPythonCapsules() {
     }
 
@@ -72,6 +75,15 @@ public final class LibPythonCapsules {
     public static MemorySegment ownCapsuleGetName(MemorySegment capsule) {
         try {
             return (MemorySegment) OWN_CAPSULE_GET_NAME.invokeExact(capsule);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@return the capsule's destructor, or NULL (with an exception set if it is not a capsule)} */
+    public static MemorySegment capsuleGetDestructor(MemorySegment capsule) {
+        try {
+            return (MemorySegment) CAPSULE_GET_DESTRUCTOR.invokeExact(capsule);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -25,6 +25,7 @@ public final class LibPythonObjects {
     /** {@code Py_file_input}: the start symbol {@link #runString} takes for statements. */
     public static final int PY_FILE_INPUT = 257;
 
+    private static final MethodHandle IMPORT_GET_MODULE_DICT = LibPython.bind("PyImport_GetModuleDict", FunctionDescriptor.of(ADDRESS));
     private static final MethodHandle IMPORT_ADD_MODULE = LibPython.bind("PyImport_AddModule", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle MODULE_GET_DICT = LibPython.bind("PyModule_GetDict", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle RUN_STRING = LibPython.bind("PyRun_String",
@@ -64,6 +65,15 @@ public final class LibPythonObjects {
     private static final MethodHandle FLOAT_AS_DOUBLE = LibPython.bind("PyFloat_AsDouble", FunctionDescriptor.of(JAVA_DOUBLE, ADDRESS));
 
     private LibPythonObjects() {
+    }
+
+    /** {@return {@code sys.modules}, borrowed} */
+    public static MemorySegment importGetModuleDict() {
+        try {
+            return (MemorySegment) IMPORT_GET_MODULE_DICT.invokeExact();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
     }
 
     public static MemorySegment importAddModule(MemorySegment name) {
