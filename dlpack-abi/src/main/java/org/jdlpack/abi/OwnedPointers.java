@@ -60,6 +60,7 @@ final class OwnedPointers {
     static int claim(ManagedTensorKind kind, long address) {
         int bucket = bucketOf(address);
         long lock = lock(bucket);
+        int written = -1; // the entry this claim wrote, for the catch below
         try {
             int free = -1;
             for (int i = bucket + 1; i < bucket + WIDTH; i++) {
@@ -75,14 +76,26 @@ final class OwnedPointers {
                 throw alreadyOwned(kind, address);
             }
             if (free >= 0) {
+                written = free;
                 WORDS.setOpaque(TABLE, free, address); // published by the unlock's release store
+                WORDS.setRelease(TABLE, bucket, lock); // unlocks: the last call in the try
                 return free;
             }
             SPILL.put(address, Boolean.TRUE);
             lock += ONE_SPILLED;
+            WORDS.setRelease(TABLE, bucket, lock); // unlocks, keeping the spill count: the last call in the try
             return SPILLED;
-        } finally {
-            WORDS.setRelease(TABLE, bucket, lock); // unlocks, keeping the spill count
+        } catch (Throwable t) {
+            // A refusal, or a StackOverflowError anywhere above, the unlock's own call included
+            // (an interpreted claim goes through the VarHandle's frames, which can overflow where
+            // a compiled lock() did not). Plain array stores call nothing, so cannot overflow:
+            // the claim is withdrawn (the caller gets the throwable, not a ticket) and the bucket
+            // unlocked, never left held for every later claim in it to spin on.
+            if (written >= 0) {
+                TABLE[written] = 0;
+            }
+            TABLE[bucket] = lock;
+            throw t;
         }
     }
 
@@ -101,10 +114,15 @@ final class OwnedPointers {
         }
         int bucket = bucketOf(address);
         long lock = lock(bucket);
-        if (SPILL.remove(address) != null) {
-            lock -= ONE_SPILLED;
+        try {
+            if (SPILL.remove(address) != null) {
+                lock -= ONE_SPILLED;
+            }
+            WORDS.setRelease(TABLE, bucket, lock); // unlocks: the last call in the try
+        } catch (Throwable t) { // a StackOverflowError: unlock without a call, as in claim
+            TABLE[bucket] = lock;
+            throw t;
         }
-        WORDS.setRelease(TABLE, bucket, lock);
     }
 
     /**

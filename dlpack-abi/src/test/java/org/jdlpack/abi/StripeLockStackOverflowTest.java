@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * deleter upcall may run with little stack left (DeleterUpcallLimitsTest), and any call can then
  * throw {@link StackOverflowError}, including the call that gives a stripe's lock back. A lock left
  * held made {@link DLPackRuntime#release()}'s flush, {@link DLPackStats}' counts and every later
- * ledger entry on that stripe spin for ever.
+ * ledger entry on that stripe spin for ever; a bucket lock of {@link OwnedPointers} left held made
+ * every later import of an address in that bucket spin.
  *
  * <p>The child's worker recurses until the stack overflows and, on the way back up, exports, calls
  * the deleter and opens and settles a ledger entry once at every depth, so that each of them runs
@@ -55,6 +56,8 @@ class StripeLockStackOverflowTest {
     private static TensorSpec spec;
     private static final Object WATCHED = new Object();
     private static int overflows;
+    /** Addresses claimed so far, one new one per claim: an overflow may leave a claim behind, which must not refuse the next. */
+    private static long claims;
 
     /** Child JVM: the sweep, then the checks; prints one RESULT line. */
     public static void main(String[] args) throws InterruptedException {
@@ -79,6 +82,20 @@ class StripeLockStackOverflowTest {
                 step[0] = "done";
             });
             checks.join(STUCK_MILLIS);
+            if (!checks.isAlive()) {
+                Thread claimsCheck = Thread.ofPlatform().daemon().start(() -> {
+                    step[0] = "OwnedPointers.claim";
+                    for (long n = 0; n <= claims; n++) { // every bucket the sweep's claims locked
+                        try {
+                            OwnedPointers.drop(claimed(n), OwnedPointers.claim(ManagedTensorKind.VERSIONED, claimed(n)));
+                        } catch (IllegalStateException leftByAnOverflow) {
+                            // claimed and never dropped: the overflow came between the two
+                        }
+                    }
+                    step[0] = "done";
+                });
+                claimsCheck.join(STUCK_MILLIS);
+            }
         }
         System.out.println("RESULT stuck in: " + step[0] + ", overflows seen: " + (overflows > 0));
         Runtime.getRuntime().halt(0); // a thread spinning on a stuck lock must not keep the child alive
@@ -93,7 +110,16 @@ class StripeLockStackOverflowTest {
         operations();
     }
 
-    /** An export and its deleter call (two registry locks), and a ledger entry (two ledger locks). */
+    /** {@return the {@code n}th claimed address: 16-byte aligned, as malloc's} */
+    private static long claimed(long n) {
+        return 0x7000_0000_0000L + 16 * n;
+    }
+
+    /**
+     * An export and its deleter call (two registry locks), a ledger entry (two ledger locks), and
+     * a claim of a new address, refused once as already owned, then dropped (three locks of one
+     * bucket of {@link OwnedPointers}; buckets that fill up spill, and their drops lock again).
+     */
     private static void operations() {
         try {
             MemorySegment pointer = owner.exportPointer(spec, ExportOptions.VERSIONED);
@@ -103,6 +129,18 @@ class StripeLockStackOverflowTest {
         }
         try {
             new Probe(WATCHED).end();
+        } catch (StackOverflowError e) {
+            overflows++;
+        }
+        try {
+            long address = claimed(++claims);
+            int ticket = OwnedPointers.claim(ManagedTensorKind.VERSIONED, address);
+            try {
+                OwnedPointers.claim(ManagedTensorKind.VERSIONED, address);
+            } catch (IllegalStateException alreadyOwned) {
+                // the message's making runs inside the bucket's lock
+            }
+            OwnedPointers.drop(address, ticket);
         } catch (StackOverflowError e) {
             overflows++;
         }

@@ -163,6 +163,9 @@ public final class Capsules {
                 arguments.setAtIndex(ADDRESS, 0, array);
                 arguments.setAtIndex(ADDRESS, 1, version);
                 capsules[0] = LibPythonObjects.vectorcallMethod(dunder, arguments, 1, keywords); // array.__dlpack__(max_version=(1, 0))
+                if (capsules[0].address() == 0) {
+                    LibPythonErrors.errClear(); // a NumPy before 2.1 has no max_version: no call with an exception pending
+                }
                 capsules[1] = LibPythonObjects.vectorcallMethod(dunder, arguments, 1, MemorySegment.NULL); // array.__dlpack__()
             }
             LibPythonObjects.decRef(version);
