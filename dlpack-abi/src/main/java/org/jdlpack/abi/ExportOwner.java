@@ -237,24 +237,29 @@ public final class ExportOwner extends ExportHolder implements AutoCloseable {
         }
         long headerBytes = ManagedTensorWriter.headerBytes(kind, spec.layout().ndim());
         long id = ExportRegistry.reserve(headerBytes);
+        long address = 0;
+        boolean retained = false;
         try {
-            retain0();
-        } catch (RuntimeException e) {
-            ExportRegistry.cancel(id);
-            throw e;
-        }
-        long address = ExportRegistry.headerAddress(id);
-        try {
+            address = ExportRegistry.headerAddress(id);
             ManagedTensorWriter.write(kind, spec, options, id, address);
+            ExportRegistry.prepare(id, this, kind, headerBytes);
+            // The reference last, right before the slot goes live: whatever throws before it, a
+            // StackOverflowError on a nearly full stack above all, has no reference to give back.
+            retain0();
+            retained = true; // a local store: nothing between the reference and the store that publishes
+            ExportRegistry.publish(id);
+            // Counted live first, then the stubs checked: a DLPackRuntime.release() on another thread
+            // either sees this export, or has switched the deleter off and this switches it on again.
+            ExportDeleterUpcalls.ensureOn();
         } catch (Throwable t) {
-            ExportRegistry.cancel(id);
-            dropReference();
+            // The address never left: no consumer will call this export's deleter, so the export is
+            // withdrawn here, reserved or live, and its reference given back, unless a deleter call
+            // (a bogus one, with this address) removed it and gave the reference back first.
+            if (ExportRegistry.withdraw(id) && retained) {
+                dropReference();
+            }
             throw t;
         }
-        ExportRegistry.publish(id, this, kind, headerBytes);
-        // Counted live first, then the stubs checked: a DLPackRuntime.release() on another thread
-        // either sees this export, or has switched the deleter off and this switches it on again.
-        ExportDeleterUpcalls.ensureOn();
         return address;
     }
 

@@ -499,26 +499,52 @@ final class ExportRegistry {
         return page(slot).address(slot & (PAGE_SIZE - 1));
     }
 
-    /** Makes a reserved slot live: from now on a deleter call with its id can remove it. */
-    static void publish(long id, ExportHolder owner, ManagedTensorKind kind, long headerBytes) {
+    /**
+     * Fills a reserved slot's owner, size and kind, and records its creation site (leak tracking):
+     * everything a publication needs but the state's store, which {@link #publish} makes alone, so
+     * that the exporter can take its reference after everything that goes deep and right before it.
+     */
+    static void prepare(long id, ExportHolder owner, ManagedTensorKind kind, long headerBytes) {
         int slot = (int) (id & SLOT_MASK);
         Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
         page.fill(i, owner, headerBytes, kind);
-        page.setStateVolatile(i, (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields above; counted live from here
         if (Ledger.trackingEnabled()) {
             long address = page.address(i);
             Ledger.track(id, () -> "export " + id + " (" + kind.structName() + " at 0x" + Long.toHexString(address) + ")");
         }
     }
 
-    /** Gives back a reserved slot whose export could not be built, and its header (never handed out, so not quarantined). */
-    static void cancel(long id) {
+    /** Makes a prepared slot live: from now on a deleter call with its id can remove it. */
+    static void publish(long id) {
+        int slot = (int) (id & SLOT_MASK);
+        page(slot).setStateVolatile(slot & (PAGE_SIZE - 1), (id >>> SLOT_BITS) << 2 | LIVE); // publishes the fields; counted live from here
+    }
+
+    /**
+     * Takes back an export whose building or publication threw before its address was handed out:
+     * a reserved slot is cancelled, a live one removed as a deleter call would remove it, and either
+     * way its owner let go and its leak-tracking record dropped. Its header was never handed out, so it becomes a spare
+     * at once. Only the removal's compare-and-set decides, so that a (bogus) deleter call that
+     * found the id first keeps its win.
+     *
+     * @param id the export's id
+     * @return whether this call withdrew it; false when a deleter call removed the export (and
+     *         dropped its reference) first
+     */
+    static boolean withdraw(long id) {
         int slot = (int) (id & SLOT_MASK);
         Page page = page(slot);
         int i = slot & (PAGE_SIZE - 1);
-        page.setState(i, (id >>> SLOT_BITS) << 2 | FREE);
+        long generation = id >>> SLOT_BITS;
+        if (!page.replaceState(i, generation << 2 | RESERVED, generation << 2 | FREE)
+                && !page.replaceState(i, generation << 2 | LIVE, generation << 2 | FREE)) {
+            return false; // a deleter call removed it
+        }
+        page.takeOwner(i); // prepare may have filled it: the free slot must not keep the owner reachable
         Stripe.putBack(slot, page.address(i), page.capacity(i), false);
+        Ledger.untrack(id);
+        return true;
     }
 
     /**

@@ -179,8 +179,8 @@ final class NativeMemory {
         long address;
         try {
             address = (long) MALLOC.invokeExact(size);
-        } catch (RuntimeException e) {
-            throw e; // native access denied: the message names the flag
+        } catch (RuntimeException | Error e) {
+            throw e; // native access denied (the message names the flag), or a StackOverflowError on a nearly full stack
         } catch (Throwable t) {
             throw new AssertionError("malloc downcall failed", t);
         }
@@ -199,8 +199,8 @@ final class NativeMemory {
     public static void free(long address) {
         try {
             FREE.invokeExact(address);
-        } catch (RuntimeException e) {
-            throw e; // native access denied: the message names the flag
+        } catch (RuntimeException | Error e) {
+            throw e; // native access denied (the message names the flag), or a StackOverflowError on a nearly full stack
         } catch (Throwable t) {
             throw new AssertionError("free downcall failed", t);
         }

@@ -48,7 +48,11 @@ interface Ownership extends OwnedPointers.Owner {
     int STATE_BITS = 0b11;
     /** The bit of the word that says the struct is a legacy {@code DLManagedTensor}. */
     int LEGACY_BIT = 0b100;
-    /** The ticket is stored plus one (so {@link OwnedPointers#SPILLED} fits) above the state and kind. */
+    /**
+     * The ticket is stored plus two above the state and kind: {@link OwnedPointers#SPILLED} (-1)
+     * then fits, and every word written is at least {@code 1 << TICKET_SHIFT}, never 0, so that an
+     * owner read before its word was written (a publication race) is told from every real owner.
+     */
     int TICKET_SHIFT = 3;
 
     /**
@@ -60,7 +64,33 @@ interface Ownership extends OwnedPointers.Owner {
      * @param ticket what {@link OwnedPointers#claim} returned for the address
      */
     static int ownedWord(ManagedTensorKind kind, int ticket) {
-        return (ticket + 1) << TICKET_SHIFT | (kind == ManagedTensorKind.LEGACY ? LEGACY_BIT : 0) | OWNED;
+        return (ticket + 2) << TICKET_SHIFT | (kind == ManagedTensorKind.LEGACY ? LEGACY_BIT : 0) | OWNED;
+    }
+
+    /**
+     * {@return the OWNED form of a word read from {@code owner}: its kind and ticket, state OWNED}
+     * For {@link #leave}, before its compare-and-set: one compare of the word already read. A word
+     * whose kind and ticket are 0 was never written by {@link #ownedWord}: taken as it is, it would
+     * read as an owned versioned struct (whose deleter sits elsewhere than a legacy one's), so it is
+     * refused before anything is called.
+     *
+     * @param word  the word read
+     * @param owner whose word it is, named in the exception
+     * @throws IllegalStateException if the word was never written
+     */
+    static int ownedPart(int word, Ownership owner) {
+        int owned = word & ~STATE_BITS;
+        if (owned == 0) {
+            throw unwritten(word, owner);
+        }
+        return owned;
+    }
+
+    /** {@return the exception for a word never written} Out of line: the hot path keeps only the compare. */
+    private static IllegalStateException unwritten(int word, Ownership owner) {
+        return new IllegalStateException("the ownership state word of the owner of 0x" + Long.toHexString(owner.address())
+                + " is " + word + ", never written (the owner was read before its construction was published); "
+                + "no deleter is called and no ownership moves");
     }
 
     /** {@return the state word: OWNED, MOVED or DELETED in {@link #STATE_BITS}, the kind and the ticket above (see {@link #ownedWord})} */
@@ -78,19 +108,27 @@ interface Ownership extends OwnedPointers.Owner {
 
     /** {@return this owner's entry in {@link OwnedPointers}: what {@link OwnedPointers#claim} returned for the address} */
     default int ticket() {
-        return (word() >> TICKET_SHIFT) - 1;
+        return (word() >> TICKET_SHIFT) - 2;
     }
 
     /**
      * For the implementations, not the callers: the one compare-and-set of this owner's state
      * word from OWNED to {@code to} (kind and ticket kept) and, when it wins, what this kind
      * settles on leaving OWNED (its ledger entry). Nothing else: the claim and the deleter are the state machine's.
+     * The word read goes through {@link #ownedPart}.
      *
+     * @param to MOVED or DELETED
      * @return whether this call won
+     * @throws IllegalStateException if the word was never written ({@link #ownedPart})
      */
     boolean leave(int to);
 
-    /** Gives up ownership without calling the deleter: the pointer leaves Java (consumed by native code). {@return whether this call won} */
+    /**
+     * Gives up ownership without calling the deleter: the pointer leaves Java (consumed by native code).
+     *
+     * @return whether this call won
+     * @throws IllegalStateException if the state word was never written ({@link #ownedPart})
+     */
     default boolean move() {
         if (!leave(MOVED)) {
             return false;
@@ -104,12 +142,19 @@ interface Ownership extends OwnedPointers.Owner {
      * that no other take can slip in between.
      *
      * @return the ticket for the next owner, or {@link Integer#MIN_VALUE} if this one no longer owns the pointer
+     * @throws IllegalStateException if the state word was never written ({@link #ownedPart})
      */
     default int handOver() {
         return leave(MOVED) ? ticket() : Integer.MIN_VALUE;
     }
 
-    /** Calls the deleter, unless ownership already moved or the deleter was called. Never throws. {@return whether this call won} */
+    /**
+     * Calls the deleter, unless ownership already moved or the deleter was called. Never throws but
+     * for a state word never written, where nothing is called.
+     *
+     * @return whether this call won
+     * @throws IllegalStateException if the state word was never written ({@link #ownedPart})
+     */
     default boolean callDeleter() {
         if (!leave(DELETED)) {
             return false;

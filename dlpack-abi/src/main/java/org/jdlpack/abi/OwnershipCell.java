@@ -71,7 +71,7 @@ final class OwnershipCell extends Ledger.Entry implements Ownership {
     /** Leaving OWNED settles the cell's ledger entry: the safety net no longer watches it. */
     @Override
     public boolean leave(int to) {
-        int owned = word & ~STATE_BITS;
+        int owned = Ownership.ownedPart(word, this);
         if (STATE.compareAndSet(this, owned, owned | to)) {
             settle();
             return true;

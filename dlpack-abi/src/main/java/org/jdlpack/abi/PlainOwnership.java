@@ -45,7 +45,7 @@ final class PlainOwnership implements Ownership {
     /** Leaving OWNED takes this owner off leak tracking's list. */
     @Override
     public boolean leave(int to) {
-        int owned = word & ~STATE_BITS;
+        int owned = Ownership.ownedPart(word, this);
         if (STATE.compareAndSet(this, owned, owned | to)) {
             Ledger.untrack(this);
             return true;

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -52,7 +54,32 @@ class OwnershipTest {
                 assertThat(owner.kind()).isEqualTo(kind);
                 assertThat(owner.handOver()).as("a second hand-over loses").isEqualTo(Integer.MIN_VALUE);
                 assertThat(owner.ticket()).isEqualTo(ticket);
+                assertThat(Ownership.ownedWord(kind, ticket)).as("a written word is never 0").isGreaterThanOrEqualTo(1 << Ownership.TICKET_SHIFT);
+                assertThat(owner.word() & ~Ownership.STATE_BITS).isEqualTo(Ownership.ownedWord(kind, ticket));
             }
+        }
+    }
+
+    @Test
+    void aStateWordNeverWrittenIsRefusedBeforeAnythingIsCalled() throws ReflectiveOperationException {
+        // A 0 word would decode as an owned versioned struct with a spilled claim: an owner read
+        // before its word was written (a publication race) must not call a deleter or move.
+        PlainOwnership plain = new PlainOwnership(ManagedTensorKind.LEGACY, 0x1000, 0);
+        OwnershipCell cell = new OwnershipCell(ManagedTensorKind.LEGACY, 0x2000, 0, "OwnershipTest", null, null);
+        for (Ownership owner : List.<Ownership>of(plain, cell)) {
+            VarHandle word = Ownership.stateWord(MethodHandles.privateLookupIn(owner.getClass(), MethodHandles.lookup()));
+            int written = owner.word();
+            for (int unwritten : new int[] {0, Ownership.MOVED, Ownership.DELETED}) {
+                word.setVolatile(owner, unwritten);
+                String name = "the ownership state word of the owner of 0x" + Long.toHexString(owner.address()) + " is " + unwritten
+                        + ", never written";
+                assertThatThrownBy(owner::callDeleter).isInstanceOf(IllegalStateException.class).hasMessageStartingWith(name);
+                assertThatThrownBy(owner::move).isInstanceOf(IllegalStateException.class).hasMessageStartingWith(name);
+                assertThatThrownBy(owner::handOver).isInstanceOf(IllegalStateException.class).hasMessageStartingWith(name);
+                assertThat(owner.word()).as("refused, not changed").isEqualTo(unwritten);
+            }
+            word.setVolatile(owner, written);
+            assertThat(owner.handOver()).isZero(); // settles the cell's ledger entry; touches neither the table nor a deleter
         }
     }
 
