@@ -586,7 +586,23 @@ final class ExportRegistry {
 
     /** {@return the exports whose deleter has not run: the LIVE slots, counted} */
     static long liveExports() {
-        long live = 0;
+        return sumOverLive((page, i) -> 1);
+    }
+
+    /** {@return the header bytes (struct, shape, strides) of the exports whose deleter has not run} */
+    static long exportHeaderBytes() {
+        // headerBytes is written before the state's volatile store, so seen after its read
+        return sumOverLive(Page::headerBytes);
+    }
+
+    /** What {@link #sumOverLive} adds up for one LIVE slot: entry {@code i} of {@code page}. */
+    private interface SlotValue {
+        long of(Page page, int i);
+    }
+
+    /** {@return {@code value} summed over the LIVE slots} A walk of every slot made so far, for statistics, off the hot path. */
+    private static long sumOverLive(SlotValue value) {
+        long sum = 0;
         int fresh = FRESH.get();
         for (int slot = 0; slot < fresh; slot++) {
             Page page = page(slot);
@@ -594,29 +610,12 @@ final class ExportRegistry {
                 slot |= PAGE_SIZE - 1; // skip the missing page
                 continue;
             }
-            if ((page.state(slot & (PAGE_SIZE - 1)) & 3) == LIVE) {
-                live++;
-            }
-        }
-        return live;
-    }
-
-    /** {@return the header bytes (struct, shape, strides) of the exports whose deleter has not run} */
-    static long exportHeaderBytes() {
-        long bytes = 0;
-        int fresh = FRESH.get();
-        for (int slot = 0; slot < fresh; slot++) {
-            Page page = page(slot);
-            if (page == null) {
-                slot |= PAGE_SIZE - 1;
-                continue;
-            }
             int i = slot & (PAGE_SIZE - 1);
             if ((page.state(i) & 3) == LIVE) {
-                bytes += page.headerBytes(i); // written before the state's volatile store, so seen after its read
+                sum += value.of(page, i);
             }
         }
-        return bytes;
+        return sum;
     }
 
     /**
