@@ -6,7 +6,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.OptionalLong;
 
 import org.jdlpack.abi.ManagedTensorKind;
@@ -29,8 +28,8 @@ import org.jdlpack.python.internal.objects.PythonStrings;
  * exact tuple whose first item is an exact int), so that NumPy's call reads no Python object.
  *
  * <p>Every method runs in the upcall, with the GIL held, and makes only downcalls. Thread safety:
- * the interned names are written once, by {@link #intern}, before any instance exists; the keyword
- * cache is immutable arrays published through a volatile field (the GIL serialises its writers).
+ * the interned names are written once, by {@link #intern}, before any instance exists; the
+ * remembered tuples are {@link KeptObjectAnswers}.
  */
 public final class DLPackArguments {
 
@@ -47,12 +46,10 @@ public final class DLPackArguments {
     private static final int KEYWORD_CACHE_SIZE = 8;
     /** The interned keyword names, in the order of {@link #KEYWORDS}. */
     private static final long[] INTERNED = new long[KEYWORDS.length];
-    /** Keyword tuples seen, and the keyword each position names; replaced whole, never changed. */
-    private static volatile long[] cachedTuples = new long[0];
-    private static volatile int[][] cachedKeywords = new int[0][];
-    /** {@code max_version} tuples seen (exact tuples of exact ints), and whether each asks for the versioned struct; the same rules. */
-    private static volatile long[] versionTuples = new long[0];
-    private static volatile boolean[] versionAnswers = new boolean[0];
+    /** Keyword tuples seen, and the keyword each position names. */
+    private static final KeptObjectAnswers<int[]> KEYWORD_TUPLES = new KeptObjectAnswers<>(KEYWORD_CACHE_SIZE);
+    /** {@code max_version} tuples seen (exact tuples of exact ints), and whether each asks for the versioned struct. */
+    private static final KeptObjectAnswers<Boolean> VERSION_TUPLES = new KeptObjectAnswers<>(KEYWORD_CACHE_SIZE);
 
     private DLPackArguments() {
     }
@@ -129,9 +126,9 @@ public final class DLPackArguments {
         }
         boolean versioned = false;
         if (maxVersion != 0 && maxVersion != none) {
-            int known = knownVersion(maxVersion);
-            if (known >= 0) {
-                versioned = known == 1;
+            Boolean known = VERSION_TUPLES.find(maxVersion);
+            if (known != null) {
+                versioned = known;
             } else {
                 Boolean read = readVersion(maxVersion);
                 if (read == null) {
@@ -149,20 +146,6 @@ public final class DLPackArguments {
             streamRequest = OptionalLong.of(value);
         }
         return request(versioned ? ManagedTensorKind.VERSIONED : ManagedTensorKind.LEGACY, streamRequest, copyRequest);
-    }
-
-    /**
-     * {@return 1 (versioned) or 0 (legacy) for a {@code max_version} tuple seen before, or -1} One
-     * comparison per remembered tuple: NumPy passes the same tuple on every call.
-     */
-    private static int knownVersion(long maxVersion) {
-        long[] tuples = versionTuples;
-        for (int i = 0; i < tuples.length; i++) {
-            if (tuples[i] == maxVersion) {
-                return versionAnswers[i] ? 1 : 0;
-            }
-        }
-        return -1;
     }
 
     /**
@@ -198,23 +181,9 @@ public final class DLPackArguments {
         }
         boolean versioned = value >= 1;
         if (immutable) {
-            remember(maxVersion, versioned);
+            VERSION_TUPLES.remember(maxVersion, versioned);
         }
         return versioned;
-    }
-
-    /** Remembers an immutable {@code max_version} tuple's answer while there is room, keeping the tuple for the process. */
-    private static void remember(long maxVersion, boolean versioned) {
-        long[] tuples = versionTuples;
-        if (tuples.length < KEYWORD_CACHE_SIZE) {
-            LibPythonObjects.incRef(MemorySegment.ofAddress(maxVersion)); // kept for the process: its address is not reused
-            long[] moreTuples = Arrays.copyOf(tuples, tuples.length + 1);
-            boolean[] moreAnswers = Arrays.copyOf(versionAnswers, tuples.length + 1);
-            moreTuples[tuples.length] = maxVersion;
-            moreAnswers[tuples.length] = versioned;
-            versionAnswers = moreAnswers; // written before the tuples, read after them
-            versionTuples = moreTuples;
-        }
     }
 
     /** {@code int(x)} as a {@code long}; -1 with an exception set on failure. */
@@ -263,11 +232,9 @@ public final class DLPackArguments {
      * for a name {@code __dlpack__} does not take}
      */
     private static int[] keywords(long kwnamesAddress) {
-        long[] tuples = cachedTuples;
-        for (int i = 0; i < tuples.length; i++) {
-            if (tuples[i] == kwnamesAddress) {
-                return cachedKeywords[i];
-            }
+        int[] known = KEYWORD_TUPLES.find(kwnamesAddress);
+        if (known != null) {
+            return known;
         }
         MemorySegment kwnames = MemorySegment.ofAddress(kwnamesAddress);
         long count = LibPythonObjects.tupleSize(kwnames);
@@ -286,15 +253,7 @@ public final class DLPackArguments {
                 return null;
             }
         }
-        if (tuples.length < KEYWORD_CACHE_SIZE) {
-            LibPythonObjects.incRef(kwnames); // kept for the process: its address cannot be reused while it is cached
-            long[] moreTuples = Arrays.copyOf(tuples, tuples.length + 1);
-            int[][] moreKeywords = Arrays.copyOf(cachedKeywords, tuples.length + 1);
-            moreTuples[tuples.length] = kwnames.address();
-            moreKeywords[tuples.length] = keywords;
-            cachedKeywords = moreKeywords; // written before the tuples, read after them
-            cachedTuples = moreTuples;
-        }
+        KEYWORD_TUPLES.remember(kwnamesAddress, keywords);
         return keywords;
     }
 
